@@ -1,0 +1,174 @@
+// User administration: create, deactivate, reactivate, change name and role.
+// check* validates inside the write; do* writes and queues events with onCommit.
+import type { App } from '../app';
+import { stmt } from '../db/stmt';
+import { errors } from '../http/errors';
+import { nowSeconds } from '../lib/clock';
+import { systemGroupId } from '../lib/realm';
+import { ROLE, systemGroupForRole } from '../lib/roles';
+import { hashPassword, newApiKey } from '../lib/secrets';
+import {
+  accessUserById,
+  activeOwnerIds,
+  findUserByDeliveryEmail,
+  findUserById,
+  formatUser,
+  isAdmin,
+  isOwner,
+  type UserRow,
+} from '../lib/users';
+import { checkFullName, checkPasswordStrength, isValidEmail } from '../lib/validate';
+
+export interface NewUser {
+  realmId: number;
+  email: string;
+  password: string | null;
+  fullName: string;
+  role: number;
+  botType?: number | null;
+  botOwnerId?: number | null;
+  /** The administrator creating the account; null for the CLI and sign-up. */
+  acting: UserRow | null;
+  /** API-created and imported accounts: date_joined moves to the first login. */
+  firstLoginPending?: boolean;
+}
+
+export interface CreatedUser {
+  userId: number;
+  email: string;
+  apiKey: string;
+}
+
+/** Ids of every active user of the realm: who hears about realm-wide changes. */
+export function activeUserIds(app: App, realmId: number): number[] {
+  return (stmt(app.db, 'SELECT id FROM user WHERE realm_id = ? AND is_active = 1').all(realmId) as { id: number }[]).map((r) => r.id);
+}
+
+/** Validates a new account's email, name and password as POST /users does. Returns the clean name. */
+export function checkCreateUser(app: App, realmId: number, email: string, password: string | null, fullName: string): string {
+  const name = checkFullName(fullName);
+  if (!isValidEmail(email)) throw errors.badRequest('Bad name or username');
+  if (findUserByDeliveryEmail(app.db, realmId, email)) throw errors.badRequest('Email is already in use.');
+  if (password !== null) checkPasswordStrength(password);
+  return name;
+}
+
+/** Creates a user (or bot) and puts them in the system group of their role. */
+export function doCreateUser(app: App, spec: NewUser): CreatedUser {
+  return app.batch.write(() => {
+    const fullName = checkCreateUser(app, spec.realmId, spec.email, spec.password, spec.fullName);
+    const apiKey = newApiKey();
+    const now = nowSeconds(app.clock);
+    const userId = Number(
+      stmt(
+        app.db,
+        `INSERT INTO user (realm_id, email, delivery_email, full_name, password_hash, api_key, role, bot_type, bot_owner_id,
+           date_joined, first_login_pending)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        spec.realmId,
+        spec.email,
+        spec.email,
+        fullName,
+        spec.password === null ? null : hashPassword(spec.password),
+        apiKey,
+        spec.role,
+        spec.botType ?? null,
+        spec.botOwnerId ?? null,
+        now,
+        spec.firstLoginPending ? 1 : 0,
+      ).lastInsertRowid,
+    );
+    stmt(app.db, 'INSERT INTO user_group_member (group_id, user_id) VALUES (?, ?)').run(
+      systemGroupId(app.db, spec.realmId, systemGroupForRole(spec.role)),
+      userId,
+    );
+    const row = findUserById(app.db, spec.realmId, userId) as UserRow;
+    app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'add', person: formatUser(row) }, activeUserIds(app, spec.realmId)));
+    return { userId, email: spec.email, apiKey };
+  });
+}
+
+/** POST /users: administrators create accounts with a password. */
+export function doCreateUserByAdmin(app: App, acting: UserRow, email: string, password: string, fullName: string): number {
+  if (!isAdmin(acting)) throw errors.adminRequired();
+  return doCreateUser(app, {
+    realmId: acting.realm_id,
+    email,
+    password,
+    fullName,
+    role: ROLE.MEMBER,
+    acting,
+    firstLoginPending: true,
+  }).userId;
+}
+
+/** DELETE /users/{id}: deactivates a human account; the last owner cannot be deactivated. */
+export function doDeactivateUser(app: App, acting: UserRow, targetId: number): void {
+  if (!isAdmin(acting)) throw errors.adminRequired();
+  app.batch.write(() => {
+    const target = accessUserById(app.db, acting, targetId, { forAdmin: true });
+    if (isOwner(target) && !isOwner(acting)) throw errors.ownerRequired();
+    if (isOwner(target) && activeOwnerIds(app.db, target.realm_id).length <= 1) {
+      throw errors.cannotDeactivateLast('organization owner', true);
+    }
+    setActive(app, target, false);
+  });
+}
+
+/** POST /users/{id}/reactivate. */
+export function doReactivateUser(app: App, acting: UserRow, targetId: number): void {
+  if (!isAdmin(acting)) throw errors.adminRequired();
+  app.batch.write(() => {
+    const target = accessUserById(app.db, acting, targetId, { allowDeactivated: true, allowBots: true, forAdmin: true });
+    if (target.is_active) throw errors.badRequest('User is already active');
+    setActive(app, target, true);
+  });
+}
+
+function setActive(app: App, target: UserRow, active: boolean): void {
+  stmt(app.db, 'UPDATE user SET is_active = ? WHERE id = ?').run(active ? 1 : 0, target.id);
+  if (!active) stmt(app.db, 'DELETE FROM session WHERE user_id = ?').run(target.id);
+  app.batch.onCommit(() =>
+    app.events.send(
+      { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: active } },
+      activeUserIds(app, target.realm_id),
+    ),
+  );
+}
+
+/** PATCH /users/{id}: full name and role (the people issue adds profile data and email). */
+export function doUpdateUser(app: App, acting: UserRow, targetId: number, change: { fullName?: string; role?: number }): void {
+  if (!isAdmin(acting)) throw errors.adminRequired();
+  app.batch.write(() => {
+    const target = accessUserById(app.db, acting, targetId, { allowDeactivated: true, allowBots: true, forAdmin: true });
+    const notify: Record<string, unknown>[] = [];
+    if (change.role !== undefined && change.role !== target.role) {
+      if ((change.role === ROLE.OWNER || isOwner(target)) && !isOwner(acting)) throw errors.ownerRequired();
+      if (isOwner(target) && activeOwnerIds(app.db, target.realm_id).length <= 1 && target.is_active) {
+        throw errors.badRequest('The owner permission cannot be removed from the only organization owner.');
+      }
+      stmt(app.db, 'UPDATE user SET role = ? WHERE id = ?').run(change.role, target.id);
+      // Keep the system groups in step with the role.
+      stmt(app.db, 'DELETE FROM user_group_member WHERE user_id = ? AND group_id = ?').run(
+        target.id,
+        systemGroupId(app.db, target.realm_id, systemGroupForRole(target.role)),
+      );
+      stmt(app.db, 'INSERT OR IGNORE INTO user_group_member (group_id, user_id) VALUES (?, ?)').run(
+        systemGroupId(app.db, target.realm_id, systemGroupForRole(change.role)),
+        target.id,
+      );
+      notify.push({ user_id: target.id, role: change.role });
+    }
+    // zulip-compat: an empty or all-whitespace full_name is ignored, not refused.
+    if (change.fullName !== undefined && change.fullName.trim() !== '' && change.fullName !== target.full_name) {
+      const name = checkFullName(change.fullName);
+      if (name !== target.full_name) {
+        stmt(app.db, 'UPDATE user SET full_name = ? WHERE id = ?').run(name, target.id);
+        notify.push({ user_id: target.id, full_name: name });
+      }
+    }
+    const recipients = () => activeUserIds(app, target.realm_id);
+    for (const person of notify) app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'update', person }, recipients()));
+  });
+}

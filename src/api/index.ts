@@ -1,0 +1,6 @@
+// Every route Parley serves, in one table (the router, the docs generator and tests read it).
+import type { AnyRoute } from '../http/route';
+import { serverRoutes } from './server';
+import { userRoutes } from './users';
+
+export const allRoutes: readonly AnyRoute[] = [...serverRoutes, ...userRoutes];

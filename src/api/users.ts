@@ -1,0 +1,115 @@
+// Users: the caller's own record, lookups, and the administrative basics (create, deactivate,
+// reactivate, change name and role).
+import * as v from 'valibot';
+import { doCreateUserByAdmin, doDeactivateUser, doReactivateUser, doUpdateUser } from '../actions/users';
+import { errors } from '../http/errors';
+import { p, zInt } from '../http/params';
+import { route } from '../http/route';
+import { ROLES } from '../lib/roles';
+import {
+  accessUserById,
+  findUserByEmail,
+  formatOwnUser,
+  formatUser,
+  listUsers,
+  profileData,
+  type UserRow,
+} from '../lib/users';
+import type { Db } from '../db/open';
+
+const lookupParams = {
+  client_gravatar: p.bool().default(true),
+  include_custom_profile_fields: p.bool().default(false),
+};
+
+function present(db: Db, u: UserRow, opts: { client_gravatar: boolean; include_custom_profile_fields: boolean }) {
+  const out = formatUser(u, opts.include_custom_profile_fields ? { profileData: profileData(db, u.id) } : {});
+  // zulip-compat: with client_gravatar the client computes Gravatar URLs itself, so the server sends null.
+  if (opts.client_gravatar && u.avatar_source === 'G') out.avatar_url = null;
+  return out;
+}
+
+export const userRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/v1/users/me',
+    auth: 'user',
+    handle: ({ app, user }) => formatOwnUser(app.db, user),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/users',
+    auth: 'user',
+    params: { ...lookupParams, user_ids: p.json(v.array(zInt())).optional() },
+    handle({ app, user, params }) {
+      let users = listUsers(app.db, user.realm_id);
+      if (params.user_ids) {
+        const wanted = new Set(params.user_ids);
+        users = users.filter((u) => wanted.has(u.id));
+      }
+      return { members: users.map((u) => present(app.db, u, params)) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/users/{user_id:int}',
+    auth: 'user',
+    params: lookupParams,
+    handle({ app, user, params, path }) {
+      const target = accessUserById(app.db, user, Number(path.user_id), { allowDeactivated: true, allowBots: true });
+      return { user: present(app.db, target, params) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/users/{email}',
+    auth: 'user',
+    params: lookupParams,
+    handle({ app, user, params, path }) {
+      const target = findUserByEmail(app.db, user.realm_id, path.email);
+      if (!target) throw errors.noSuchUser();
+      return { user: present(app.db, target, params) };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/users',
+    auth: 'user',
+    params: { email: p.str(), password: p.str(), full_name: p.str() },
+    handle({ app, user, params }) {
+      return { user_id: doCreateUserByAdmin(app, user, params.email, params.password, params.full_name) };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/v1/users/{user_id:int}',
+    auth: 'user',
+    params: { deactivation_notification_comment: p.str({ max: 2000 }).optional() },
+    handle({ app, user, path }) {
+      doDeactivateUser(app, user, Number(path.user_id));
+      return {};
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/users/{user_id:int}/reactivate',
+    auth: 'user',
+    handle({ app, user, path }) {
+      doReactivateUser(app, user, Number(path.user_id));
+      return {};
+    },
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/v1/users/{user_id:int}',
+    auth: 'user',
+    params: {
+      full_name: p.str().optional(),
+      role: p.json(v.pipe(zInt(), v.check((r) => ROLES.includes(r), 'Invalid {var_name}: Value error, Not in the list of possible values'))).optional(),
+    },
+    handle({ app, user, params, path }) {
+      doUpdateUser(app, user, Number(path.user_id), { fullName: params.full_name, role: params.role });
+      return {};
+    },
+  }),
+];

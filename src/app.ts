@@ -1,0 +1,63 @@
+// The composition root: one App holds the database, write batch, event bus, clock and configuration.
+// No module-level mutable state, so tests can start many apps in one process.
+import path from 'node:path';
+import fs from 'node:fs';
+import type { Config } from './config';
+import { openDatabase, type Db } from './db/open';
+import { WriteBatch } from './db/tx';
+import { EventBus } from './events/bus';
+import { systemClock, type Clock } from './lib/clock';
+import { findRealm } from './lib/realm';
+
+export interface App {
+  readonly config: Config;
+  readonly db: Db;
+  readonly batch: WriteBatch;
+  readonly events: EventBus;
+  readonly clock: Clock;
+  /** DATA_DIR/uploads (or a temporary folder for an in-memory database). */
+  readonly uploadsDir: string;
+  /** Base URL used in links (realm_url, emails): the external URL, or the bound address once listening. */
+  publicUrl: string;
+  /** The organization's id; throws before `parley init`. */
+  realmId(): number;
+  /** Commits pending writes and closes the database. */
+  close(): void;
+}
+
+/** Builds an App over `config.dataDir` (opening and migrating its database). */
+export function createApp(config: Config, opts: { clock?: Clock } = {}): App {
+  const inMemory = config.dataDir === ':memory:';
+  const dbFile = inMemory ? ':memory:' : path.join(config.dataDir, 'parley.db');
+  const db = openDatabase(dbFile, { synchronous: config.synchronous });
+  const uploadsDir = inMemory
+    ? fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'parley-uploads-'))
+    : path.join(config.dataDir, 'uploads');
+  const batch = new WriteBatch(db);
+  let realmId: number | null = null;
+  let closed = false;
+  return {
+    config,
+    db,
+    batch,
+    events: new EventBus(),
+    clock: opts.clock ?? systemClock,
+    uploadsDir,
+    publicUrl: config.externalUrl ?? `http://${config.host}:${config.port}`,
+    realmId() {
+      if (realmId === null) {
+        const realm = findRealm(db);
+        if (!realm) throw new Error('the data dir has no organization yet (run parley init)');
+        realmId = realm.id;
+      }
+      return realmId;
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      batch.commit();
+      db.close();
+      if (inMemory) fs.rmSync(uploadsDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,66 @@
+// Server configuration: defaults, then environment variables, then CLI flags (applied by main.ts).
+import path from 'node:path';
+import type { SyncLevel } from './db/open';
+
+export interface Config {
+  /** Data directory: parley.db, uploads/, outbox/. ':memory:' keeps the database in memory. */
+  dataDir: string;
+  host: string;
+  port: number;
+  /** Address used in links (emails, realm_url). Defaults to the bound address. */
+  externalUrl: string | null;
+  /** Largest urlencoded/multipart form body without files, in bytes. */
+  maxBodyBytes: number;
+  /** Largest uploaded file (max_file_upload_size_mib). */
+  maxFileUploadSizeMib: number;
+  /** Bot storage size limit in characters (keys plus values). */
+  botStorageLimit: number;
+  rateLimits: boolean;
+  synchronous: SyncLevel;
+  /** Seconds a GET /events waits before a heartbeat. */
+  heartbeatSeconds: number;
+  /** Idle event queues are collected after this many seconds. */
+  queueLifespanSeconds: number;
+  /** Minutes an invitation link stays valid when the inviter does not say. */
+  invitationValidityMinutes: number;
+  /** WEB_PUBLIC_STREAMS_ENABLED. */
+  webPublicStreamsEnabled: boolean;
+  /** CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE. */
+  accessLimitsPresence: boolean;
+  /** Push notification service (URL and credentials); null when not configured. */
+  pushService: { url: string; token?: string } | null;
+  /** Log each request to stderr. */
+  logRequests: boolean;
+}
+
+export const DEFAULT_PORT = 9991;
+
+/** The defaults, overridden by PARLEY_* environment variables. */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
+  const int = (name: string, dflt: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return dflt;
+    const n = Number(raw);
+    if (!Number.isInteger(n)) throw new Error(`${name} must be an integer, got ${JSON.stringify(raw)}`);
+    return n;
+  };
+  const pushUrl = env.PARLEY_PUSH_URL;
+  return {
+    dataDir: path.resolve(env.PARLEY_DATA_DIR || './data'),
+    host: env.PARLEY_HOST || '127.0.0.1',
+    port: int('PARLEY_PORT', DEFAULT_PORT),
+    externalUrl: env.PARLEY_EXTERNAL_URL || null,
+    maxBodyBytes: int('PARLEY_MAX_BODY_BYTES', 32 * 1024 * 1024),
+    maxFileUploadSizeMib: int('PARLEY_MAX_FILE_UPLOAD_SIZE_MIB', 100),
+    botStorageLimit: int('PARLEY_BOT_STORAGE_LIMIT', 10_000_000),
+    rateLimits: (env.PARLEY_RATE_LIMITS ?? 'on') !== 'off',
+    synchronous: env.PARLEY_SYNCHRONOUS === 'full' ? 'full' : 'normal',
+    heartbeatSeconds: int('PARLEY_HEARTBEAT_SECONDS', 50),
+    queueLifespanSeconds: int('PARLEY_QUEUE_LIFESPAN_SECONDS', 600),
+    invitationValidityMinutes: int('PARLEY_INVITATION_VALIDITY_MINUTES', 14400),
+    webPublicStreamsEnabled: env.PARLEY_WEB_PUBLIC_STREAMS === 'on',
+    accessLimitsPresence: env.PARLEY_ACCESS_LIMITS_PRESENCE !== 'off',
+    pushService: pushUrl ? { url: pushUrl, token: env.PARLEY_PUSH_TOKEN } : null,
+    logRequests: env.PARLEY_LOG_REQUESTS === '1',
+  };
+}

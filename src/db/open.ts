@@ -1,0 +1,28 @@
+// Opens the SQLite database with Parley's pragmas and brings its schema up to date.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { loadSqliteAddon } from '../native';
+import { migrate } from './migrations';
+
+export type Db = Database.Database;
+
+// synchronous=NORMAL in WAL mode: a commit survives a crash of the process (the WAL is in the OS's
+// hands when COMMIT returns) but the last transactions may be lost on power loss or a kernel crash.
+// FULL fsyncs the WAL on every commit and survives power loss too, at a cost in write throughput.
+export type SyncLevel = 'normal' | 'full';
+
+/** Opens (creating if needed) `file`, or an in-memory database for ':memory:'. */
+export function openDatabase(file: string, opts: { synchronous?: SyncLevel } = {}): Db {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file, { nativeBinding: loadSqliteAddon() as never });
+  if (file !== ':memory:') db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  // A bigger page cache keeps the tails of hot indexes (per-user message rows) in memory.
+  db.pragma('cache_size = -65536');
+  db.pragma('temp_store = MEMORY');
+  migrate(db);
+  return db;
+}

@@ -1,0 +1,88 @@
+// Write batching. Every request's writes run inside a SAVEPOINT of one transaction that stays open for
+// the current event-loop turn and commits in a setImmediate: all writes that arrive in the same turn
+// share one COMMIT (one WAL append) while each stays atomic on its own (a failing request rolls back
+// to its savepoint). Replies and events wait until the commit: nothing is announced that could still
+// be lost, and a failed commit turns every waiting reply into a 500.
+import type { Db } from './open';
+
+type CommitHook = (committed: boolean) => void;
+
+export class WriteBatch {
+  private open = false;
+  /** Hooks of finished writes and replies, run after COMMIT. */
+  private hooks: CommitHook[] = [];
+  /** Hooks registered by the writes still running, innermost last. */
+  private pending: CommitHook[][] = [];
+
+  constructor(private readonly db: Db) {}
+
+  /** True while a batch transaction is open in this turn. */
+  get inBatch(): boolean {
+    return this.open;
+  }
+
+  /** Runs `fn` atomically inside this turn's batch; throws (after rolling back its part) if fn throws. */
+  write<T>(fn: () => T): T {
+    if (!this.open) {
+      this.db.exec('BEGIN IMMEDIATE');
+      this.open = true;
+      setImmediate(() => this.commit());
+    }
+    this.db.exec('SAVEPOINT w');
+    this.pending.push([]);
+    let result: T;
+    try {
+      result = fn();
+    } catch (err) {
+      this.pending.pop();
+      this.db.exec('ROLLBACK TO w');
+      this.db.exec('RELEASE w');
+      throw err;
+    }
+    this.db.exec('RELEASE w');
+    const mine = this.pending.pop() as CommitHook[];
+    const outer = this.pending[this.pending.length - 1];
+    (outer ?? this.hooks).push(...mine);
+    return result;
+  }
+
+  /** Inside write(): runs `cb` after the batch commits, and never if this write rolls back. */
+  onCommit(cb: () => void): void {
+    const list = this.pending[this.pending.length - 1];
+    if (!list) throw new Error('onCommit outside write()');
+    list.push((ok) => ok && cb());
+  }
+
+  /** Runs `cb(committed)` once the current batch has committed (at once if none is open). */
+  afterCommit(cb: CommitHook): void {
+    if (this.open) this.hooks.push(cb);
+    else cb(true);
+  }
+
+  /** Commits now (also called by the scheduled setImmediate; a no-op when nothing is open). */
+  commit(): void {
+    if (!this.open) return;
+    let ok = true;
+    try {
+      this.db.exec('COMMIT');
+    } catch (err) {
+      ok = false;
+      console.error('parley: commit failed', err);
+      try {
+        this.db.exec('ROLLBACK');
+      } catch {
+        /* already rolled back by SQLite */
+      }
+    }
+    this.open = false;
+    const hooks = this.hooks;
+    this.hooks = [];
+    for (const hook of hooks) {
+      try {
+        hook(ok);
+      } catch (err) {
+        console.error('parley: after-commit hook failed', err);
+      }
+    }
+  }
+}

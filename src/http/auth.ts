@@ -1,0 +1,70 @@
+// Who is calling: HTTP Basic (email : API key) for the API, and the web session cookie where a route
+// allows it. Failures answer in the spec's codes: INVALID_API_KEY for a bad key, USER_DEACTIVATED and
+// REALM_DEACTIVATED (401), UNAUTHORIZED with WWW-Authenticate for a missing or unreadable header.
+import crypto from 'node:crypto';
+import type { App } from '../app';
+import { stmt } from '../db/stmt';
+import { getRealmById } from '../lib/realm';
+import { API_KEY_FORMAT, safeEqual } from '../lib/secrets';
+import { findUserByEmail, findUserById, type UserRow } from '../lib/users';
+import { nowSeconds } from '../lib/clock';
+import { errors } from './errors';
+
+export const SESSION_COOKIE = 'parley_session';
+
+/** Realm and account state checks shared by every way of logging in. */
+export function checkAccountActive(app: App, user: UserRow): void {
+  const realm = getRealmById(app.db, user.realm_id);
+  if (!realm || realm.deactivated) throw errors.realmDeactivated();
+  if (!user.is_active) throw errors.userDeactivated();
+}
+
+/** Decodes `Authorization: Basic ...` into (email, key); throws the Zulip error for anything else. */
+export function parseBasic(header: string | undefined): { email: string; key: string } {
+  if (!header) throw errors.unauthorized('Missing authorization header for basic auth');
+  const space = header.indexOf(' ');
+  const scheme = space === -1 ? header : header.slice(0, space);
+  if (scheme.toLowerCase() !== 'basic') throw errors.badRequest('This endpoint requires HTTP basic authentication.');
+  const encoded = header.slice(space + 1).trim();
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw errors.unauthorized('Invalid authorization header for basic auth');
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon === -1) throw errors.unauthorized('Invalid authorization header for basic auth');
+  return { email: decoded.slice(0, colon), key: decoded.slice(colon + 1) };
+}
+
+/** The user named by Basic credentials. The same error for an unknown email and a wrong key. */
+export function authenticateBasic(app: App, header: string | undefined): UserRow {
+  const { email, key } = parseBasic(header);
+  if (!API_KEY_FORMAT.test(key)) throw errors.invalidApiKey('Malformed API key');
+  const user = findUserByEmail(app.db, app.realmId(), email);
+  if (!user || !safeEqual(user.api_key, key)) throw errors.invalidApiKey();
+  checkAccountActive(app, user);
+  return user;
+}
+
+/** Reads one cookie from a Cookie header. */
+export function readCookie(header: string | undefined, name: string): string | null {
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return null;
+}
+
+export const sessionTokenHash = (token: string) => crypto.createHash('sha256').update(token).digest('hex');
+
+/** The user of a valid, unexpired session cookie, or null. */
+export function authenticateSession(app: App, cookieHeader: string | undefined): UserRow | null {
+  const token = readCookie(cookieHeader, SESSION_COOKIE);
+  if (!token) return null;
+  const row = stmt(app.db, 'SELECT user_id, expires FROM session WHERE token_hash = ?').get(sessionTokenHash(token)) as
+    | { user_id: number; expires: number }
+    | undefined;
+  if (!row || row.expires <= nowSeconds(app.clock)) return null;
+  const user = findUserById(app.db, app.realmId(), row.user_id);
+  if (!user) return null;
+  checkAccountActive(app, user);
+  return user;
+}

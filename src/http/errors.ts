@@ -1,0 +1,135 @@
+// The one error catalogue. Every client-visible failure is a JsonableError: a machine-readable code,
+// an HTTP status, a message template (English; translated when rendered), extra top-level keys and
+// headers. Anything thrown that is not a JsonableError becomes a logged 500 without internals.
+
+export type ErrorCode =
+  | 'BAD_REQUEST'
+  | 'REQUEST_VARIABLE_MISSING'
+  | 'REQUEST_CONFUSING_VAR'
+  | 'INVALID_JSON'
+  | 'INVALID_API_KEY'
+  | 'UNAUTHORIZED'
+  | 'USER_DEACTIVATED'
+  | 'REALM_DEACTIVATED'
+  | 'AUTHENTICATION_FAILED'
+  | 'PASSWORD_AUTH_DISABLED'
+  | 'RATE_LIMIT_HIT'
+  | 'STREAM_DOES_NOT_EXIST'
+  | 'CHANNEL_ALREADY_EXISTS'
+  | 'INVITATION_FAILED'
+  | 'UNAUTHORIZED_PRINCIPAL'
+  | 'PERMISSION_DENIED'
+  | 'PUSH_SERVICE_NOT_CONFIGURED'
+  | 'INVALID_PUSH_DEVICE_TOKEN'
+  | 'INVALID_REMOTE_PUSH_DEVICE_TOKEN'
+  | 'BAD_NARROW'
+  | 'BAD_EVENT_QUEUE_ID'
+  | 'BAD_IMAGE'
+  | 'REALM_UPLOAD_QUOTA'
+  | 'CANNOT_DEACTIVATE_LAST_USER'
+  | 'REACTION_ALREADY_EXISTS'
+  | 'REACTION_DOES_NOT_EXIST'
+  | 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED'
+  | 'EXPECTATION_MISMATCH'
+  | 'SYSTEM_GROUP_REQUIRED'
+  | 'CANNOT_DEACTIVATE_GROUP_IN_USE'
+  | 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED'
+  | 'STREAM_WILDCARD_MENTION_NOT_ALLOWED'
+  | 'REQUEST_TIMEOUT'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'INTERNAL_SERVER_ERROR';
+
+export interface ErrorOptions {
+  code?: ErrorCode;
+  status?: number;
+  /** Extra top-level keys of the error body (var_name, stream_id, ...). */
+  data?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  /** Values for {placeholders} in the template. */
+  vars?: Record<string, unknown>;
+}
+
+/** A client-visible error; `template` is English with {placeholders}, rendered per locale. */
+export class JsonableError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly data: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+  readonly template: string;
+  readonly vars: Record<string, unknown>;
+
+  constructor(template: string, opts: ErrorOptions = {}) {
+    const vars = { ...(opts.data ?? {}), ...(opts.vars ?? {}) };
+    super(template.replace(/\{(\w+)\}/g, (w, k: string) => (k in vars ? String(vars[k]) : w)));
+    this.template = template;
+    this.vars = vars;
+    this.code = opts.code ?? 'BAD_REQUEST';
+    this.status = opts.status ?? 400;
+    this.data = opts.data ?? {};
+    this.headers = opts.headers ?? {};
+  }
+}
+
+const BASIC = { 'WWW-Authenticate': 'Basic realm="zulip"' };
+
+// One constructor per machine-readable failure, so handlers never spell codes or statuses.
+export const errors = {
+  badRequest: (template: string, vars?: Record<string, unknown>) => new JsonableError(template, { vars }),
+  missing: (varName: string) =>
+    new JsonableError("Missing '{var_name}' argument", { code: 'REQUEST_VARIABLE_MISSING', data: { var_name: varName } }),
+  confusing: (a: string, b: string) =>
+    new JsonableError("Can't decide between '{var_name1}' and '{var_name2}' arguments", {
+      code: 'REQUEST_CONFUSING_VAR',
+      data: { var_name1: a, var_name2: b },
+    }),
+  incompatible: (names: string[]) =>
+    new JsonableError('Unsupported parameter combination: {parameters}', { data: { parameters: names.join(', ') } }),
+  invalidJson: () => new JsonableError('Malformed JSON', { code: 'INVALID_JSON' }),
+  unauthorized: (template = 'Not logged in: API authentication or user session required') =>
+    new JsonableError(template, { code: 'UNAUTHORIZED', status: 401, headers: BASIC }),
+  invalidApiKey: (template = 'Invalid API key') =>
+    new JsonableError(template, { code: 'INVALID_API_KEY', status: 401, headers: BASIC }),
+  userDeactivated: () =>
+    new JsonableError('Account is deactivated', { code: 'USER_DEACTIVATED', status: 401, headers: BASIC }),
+  realmDeactivated: () =>
+    new JsonableError('This organization has been deactivated', { code: 'REALM_DEACTIVATED', status: 401, headers: BASIC }),
+  authenticationFailed: () =>
+    new JsonableError('Your username or password is incorrect', { code: 'AUTHENTICATION_FAILED', status: 401 }),
+  rateLimited: (retryAfter: number, headers: Record<string, string> = {}) =>
+    new JsonableError('API usage exceeded rate limit', {
+      code: 'RATE_LIMIT_HIT',
+      status: 429,
+      data: { 'retry-after': retryAfter },
+      headers: { 'Retry-After': String(retryAfter), ...headers },
+    }),
+  adminRequired: () => new JsonableError('Must be an organization administrator', { code: 'UNAUTHORIZED_PRINCIPAL' }),
+  ownerRequired: () => new JsonableError('Must be an organization owner', { code: 'UNAUTHORIZED_PRINCIPAL' }),
+  memberRequired: () => new JsonableError('Must be an organization member', { code: 'UNAUTHORIZED_PRINCIPAL' }),
+  notForGuests: () => new JsonableError('Not allowed for guest users'),
+  notForBots: () => new JsonableError('This endpoint does not accept bot requests.'),
+  insufficientPermission: () => new JsonableError('Insufficient permission'),
+  accessDenied: () => new JsonableError('Access denied', { status: 403 }),
+  notFound: (template = 'Not Found') => new JsonableError(template, { status: 404 }),
+  noSuchUser: () => new JsonableError('No such user'),
+  methodNotAllowed: (allowed: string[]) =>
+    new JsonableError('Method Not Allowed', {
+      status: 405,
+      data: { allowed_methods: allowed },
+      headers: { Allow: allowed.join(', ') },
+    }),
+  payloadTooLarge: (limitBytes: number) =>
+    new JsonableError('Request body too large (limit: {limit} bytes)', { status: 413, vars: { limit: limitBytes } }),
+  streamIdMissing: (streamId: number) =>
+    new JsonableError("Channel with ID '{stream_id}' does not exist", {
+      code: 'STREAM_DOES_NOT_EXIST',
+      data: { stream_id: streamId },
+    }),
+  cannotDeactivateLast: (entity: string, isLastOwner: boolean) =>
+    new JsonableError('Cannot deactivate the only {entity}.', {
+      code: 'CANNOT_DEACTIVATE_LAST_USER',
+      data: { is_last_owner: isLastOwner, entity },
+    }),
+  internal: () => new JsonableError('Internal server error', { code: 'INTERNAL_SERVER_ERROR', status: 500 }),
+};

@@ -1,0 +1,231 @@
+// Zulip's parameter conventions: strings are raw form values; booleans, integers, lists and objects are
+// JSON-encoded. A route declares its parameters once; the router parses them into typed values,
+// raises REQUEST_VARIABLE_MISSING / BAD_REQUEST in Zulip's wording, and knows which request keys it
+// used (the rest become ignored_parameters_unsupported).
+import * as v from 'valibot';
+import { errors, JsonableError } from './errors';
+
+/** A value was not given and the parameter is optional without a default. */
+export type Optional<T> = T | undefined;
+
+export interface Param<T> {
+  readonly required: boolean;
+  readonly aliases: readonly string[];
+  readonly defaultValue: T | undefined;
+  /** Converts the raw form value (never undefined) for the parameter named `name`. */
+  parse(raw: string, name: string): T;
+  optional(): Param<T | undefined>;
+  default(value: T): Param<T>;
+  alias(...names: string[]): Param<T>;
+}
+
+class ParamImpl<T> implements Param<T> {
+  constructor(
+    readonly parse: (raw: string, name: string) => T,
+    readonly required = true,
+    readonly defaultValue: T | undefined = undefined,
+    readonly aliases: readonly string[] = [],
+  ) {}
+  optional(): Param<T | undefined> {
+    return new ParamImpl<T | undefined>(this.parse, false, undefined, this.aliases);
+  }
+  default(value: T): Param<T> {
+    return new ParamImpl<T>(this.parse, false, value, this.aliases);
+  }
+  alias(...names: string[]): Param<T> {
+    return new ParamImpl<T>(this.parse, this.required, this.defaultValue, [...this.aliases, ...names]);
+  }
+}
+
+// --- JSON values validated by valibot, errors in Zulip's wording -------------------------------------
+
+function varPath(name: string, path: v.IssuePathItem[] | undefined): string {
+  let out = name;
+  for (const item of path ?? []) {
+    const key = (item as { key: unknown }).key;
+    out += typeof key === 'number' ? `[${key}]` : `[${JSON.stringify(String(key))}]`;
+  }
+  return out;
+}
+
+/** Maps the first valibot issue to the message Zulip's typed_endpoint would give. */
+export function issueToError(name: string, issue: v.BaseIssue<unknown>): JsonableError {
+  const path = issue.path;
+  const isObjectKey = path && path.length > 0 && path[path.length - 1].type === 'object';
+  if ((issue.type === 'strict_object' || issue.type === 'object') && issue.expected === 'never' && path?.length) {
+    const parentPath = path.slice(0, -1);
+    const key = String((path[path.length - 1] as { key: unknown }).key);
+    return errors.badRequest('Argument "{argument}" at {var_name} is unexpected', {
+      argument: key,
+      var_name: varPath(name, parentPath),
+    });
+  }
+  const varName = varPath(name, path);
+  if (issue.received === 'undefined' && isObjectKey) {
+    return errors.badRequest('{var_name} field is missing: Field required', { var_name: varName });
+  }
+  // Schemas built below carry Zulip templates as their messages; anything else falls back by type.
+  const template = issue.message.includes('{var_name}') ? issue.message : fallbackTemplate(issue.type);
+  return errors.badRequest(template, { var_name: varName, ...(issue.requirement !== undefined ? limitVars(issue) : {}) });
+}
+
+function limitVars(issue: v.BaseIssue<unknown>): Record<string, unknown> {
+  return { max_length: issue.requirement, min_length: issue.requirement, length: issue.requirement };
+}
+
+function fallbackTemplate(type: string): string {
+  switch (type) {
+    case 'boolean':
+      return '{var_name} is not a boolean';
+    case 'number':
+    case 'integer':
+    case 'safe_integer':
+      return '{var_name} is not an integer';
+    case 'string':
+      return '{var_name} is not a string';
+    case 'array':
+      return '{var_name} is not a list';
+    case 'object':
+    case 'strict_object':
+    case 'record':
+    case 'loose_object':
+      return '{var_name} is not a dict';
+    case 'min_value':
+      return '{var_name} is too small';
+    case 'max_value':
+      return '{var_name} is too large';
+    case 'max_length':
+      return '{var_name} is too long (limit: {max_length} characters)';
+    case 'min_length':
+      return '{var_name} is too short.';
+    case 'regex':
+      return '{var_name} has invalid format';
+    default:
+      return 'Invalid {var_name}';
+  }
+}
+
+/** Integers the way Zulip clients send them; bounded to what SQLite and JavaScript store exactly. */
+export function zInt(opts: { min?: number; max?: number } = {}) {
+  const min = opts.min ?? Number.MIN_SAFE_INTEGER;
+  const max = opts.max ?? Number.MAX_SAFE_INTEGER;
+  return v.pipe(
+    v.number('{var_name} is not an integer'),
+    v.integer('{var_name} is not an integer'),
+    v.minValue(min, '{var_name} is too small'),
+    v.maxValue(max, '{var_name} is too large'),
+  );
+}
+
+export function zStr(opts: { max?: number; min?: number } = {}) {
+  const pipes: v.PipeItem<string, string, v.BaseIssue<unknown>>[] = [];
+  if (opts.min === 1) pipes.push(v.minLength(1, '{var_name} cannot be blank'));
+  else if (opts.min !== undefined) pipes.push(v.minLength(opts.min, '{var_name} is too short.'));
+  if (opts.max !== undefined) pipes.push(v.maxLength(opts.max, '{var_name} is too long (limit: {max_length} characters)'));
+  return v.pipe(v.string('{var_name} is not a string'), ...pipes);
+}
+
+export const zBool = () => v.boolean('{var_name} is not a boolean');
+
+function decodeJson(raw: string, name: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw errors.badRequest('{var_name} is not valid JSON', { var_name: name });
+  }
+}
+
+/** Validates an already-decoded value against a valibot schema, with Zulip's wording. */
+export function validate<S extends v.GenericSchema>(schema: S, value: unknown, name: string): v.InferOutput<S> {
+  const result = v.safeParse(schema, value, { abortEarly: true });
+  if (!result.success) throw issueToError(name, result.issues[0]);
+  return result.output;
+}
+
+// --- parameter kinds ---------------------------------------------------------------------------------
+
+export const p = {
+  /** A raw string. `max` counts code points, like Python's len(). */
+  str(opts: { max?: number; min?: number } = {}): Param<string> {
+    return new ParamImpl((raw, name) => {
+      if (opts.min === 1 && raw.length === 0) throw errors.badRequest('{var_name} cannot be blank', { var_name: name });
+      if (opts.max !== undefined && codePoints(raw) > opts.max) {
+        throw errors.badRequest('{var_name} is too long (limit: {max_length} characters)', {
+          var_name: name,
+          max_length: opts.max,
+        });
+      }
+      return raw;
+    });
+  },
+  /** One of a fixed set of raw strings. */
+  oneOf<const T extends string>(values: readonly T[]): Param<T> {
+    return new ParamImpl((raw, name) => {
+      if (!(values as readonly string[]).includes(raw)) throw errors.badRequest('Invalid {var_name}', { var_name: name });
+      return raw as T;
+    });
+  },
+  /** A JSON-encoded integer (a bare decimal is the same thing). */
+  int(opts: { min?: number; max?: number } = {}): Param<number> {
+    const schema = zInt(opts);
+    return new ParamImpl((raw, name) => validate(schema, decodeJson(raw, name), name));
+  },
+  /** A JSON-encoded boolean. */
+  bool(): Param<boolean> {
+    return new ParamImpl((raw, name) => validate(zBool(), decodeJson(raw, name), name));
+  },
+  /** A JSON-encoded value checked by a valibot schema (lists, objects, unions). */
+  json<S extends v.GenericSchema>(schema: S): Param<v.InferOutput<S>> {
+    return new ParamImpl((raw, name) => validate(schema, decodeJson(raw, name), name));
+  },
+  /** A value that may come JSON-encoded or raw (Zulip's "string or JSON" fields such as `to`). */
+  jsonOrStr<S extends v.GenericSchema>(schema: S): Param<v.InferOutput<S> | string> {
+    return new ParamImpl((raw, name) => {
+      let decoded: unknown;
+      try {
+        decoded = JSON.parse(raw);
+      } catch {
+        return raw;
+      }
+      return validate(v.union([schema, v.string()]), decoded, name);
+    });
+  },
+};
+
+/** Length in Unicode code points, as Zulip (Python) counts. */
+export function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdbff) n++;
+  }
+  return n;
+}
+
+export type ParamSpec = Record<string, Param<unknown>>;
+export type ParsedParams<S extends ParamSpec> = { [K in keyof S]: S[K] extends Param<infer T> ? T : never };
+
+/**
+ * Reads every declared parameter from the merged form values. Returns the parsed values and the set
+ * of form keys the route used (for ignored_parameters_unsupported).
+ */
+export function readParams<S extends ParamSpec>(spec: S, form: Map<string, string>): { values: ParsedParams<S>; used: Set<string> } {
+  const values: Record<string, unknown> = {};
+  const used = new Set<string>();
+  for (const [name, param] of Object.entries(spec)) {
+    let foundKey: string | undefined;
+    for (const key of [name, ...param.aliases]) {
+      if (!form.has(key)) continue;
+      if (foundKey !== undefined) throw errors.confusing(foundKey, key);
+      foundKey = key;
+    }
+    if (foundKey === undefined) {
+      if (param.required) throw errors.missing(name);
+      values[name] = param.defaultValue;
+      continue;
+    }
+    used.add(foundKey);
+    values[name] = param.parse(form.get(foundKey) as string, foundKey);
+  }
+  return { values: values as ParsedParams<S>, used };
+}

@@ -1,0 +1,66 @@
+// What a route declares: method, path, who may call it, its parameters and a short handler.
+import type { App } from '../app';
+import type { UserRow } from '../lib/users';
+import type { ParamSpec, ParsedParams } from './params';
+import type { Method } from './router';
+
+/** public: no credentials; user: HTTP Basic with an API key; user_or_session: Basic or the web session cookie. */
+export type AuthLevel = 'public' | 'user' | 'user_or_session';
+
+export interface UploadedFile {
+  field: string;
+  filename: string;
+  mimeType: string;
+  /** Temporary file holding the bytes; the handler moves it or it is deleted after the reply. */
+  path: string;
+  size: number;
+}
+
+export interface Ctx<V, U> {
+  app: App;
+  user: U;
+  params: V;
+  /** Path parameters, percent-decoded. */
+  path: Record<string, string>;
+  /** Request headers, lower-case names. */
+  headers: Record<string, string>;
+  method: string;
+  url: string;
+  ip: string;
+  files: UploadedFile[];
+  /** Reports a parameter as ignored (e.g. PATCH /settings for an unchanged value). */
+  ignore(name: string): void;
+}
+
+/** A non-envelope reply: HTML pages, files, redirects, tus responses. */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly headers: Record<string, string>,
+    readonly body: string | Buffer = '',
+  ) {}
+}
+
+export type HandlerResult = Record<string, unknown> | Reply;
+
+export interface RouteDef<S extends ParamSpec, U> {
+  method: Method;
+  path: string;
+  auth: AuthLevel;
+  params?: S;
+  /** Accept multipart file parts (streamed to temporary files). */
+  files?: boolean;
+  handle(ctx: Ctx<ParsedParams<S>, U>): HandlerResult | Promise<HandlerResult>;
+}
+
+export type AnyRoute = RouteDef<ParamSpec, UserRow | null>;
+
+/** Declares an authenticated route. */
+export function route<S extends ParamSpec = {}>(def: RouteDef<S, UserRow> & { auth: 'user' | 'user_or_session' }): AnyRoute {
+  return def as unknown as AnyRoute;
+}
+
+/** Declares a route that needs no credentials. */
+export function publicRoute<S extends ParamSpec = {}>(def: Omit<RouteDef<S, null>, 'auth'>): AnyRoute {
+  return { ...def, auth: 'public' } as unknown as AnyRoute;
+}

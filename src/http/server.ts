@@ -1,0 +1,353 @@
+// The uWebSockets.js adapter: copies what it needs out of the request, reads and parses the body with
+// a size limit, authenticates, parses parameters, calls the route, and writes the envelope once the
+// turn's write batch has committed. Everything from "body read" to "reply built" is synchronous
+// unless a handler is itself async (uploads).
+import fs from 'node:fs';
+import path from 'node:path';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import type { App } from '../app';
+import { loadUws } from '../native';
+import { translate } from '../lib/i18n';
+import type { UserRow } from '../lib/users';
+import { authenticateBasic, authenticateSession } from './auth';
+import { errors, JsonableError } from './errors';
+import { MultipartParser } from './multipart';
+import { readParams } from './params';
+import { Reply, type AnyRoute, type Ctx, type UploadedFile } from './route';
+import { Router } from './router';
+import { parseUrlencoded, parseUrlencodedBody } from './urlencoded';
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  201: 'Created',
+  204: 'No Content',
+  301: 'Moved Permanently',
+  302: 'Found',
+  304: 'Not Modified',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  410: 'Gone',
+  412: 'Precondition Failed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  460: 'Checksum Mismatch',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+const JSON_HEADERS: Record<string, string> = {
+  'Content-Type': 'application/json',
+  'Cache-Control': 'max-age=0, no-cache, no-store, must-revalidate, private',
+};
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Per-request state that outlives the uWS HttpRequest (which dies when the callback returns). */
+interface Pending {
+  res: HttpResponse;
+  method: string;
+  url: string;
+  query: string;
+  headers: Record<string, string>;
+  ip: string;
+  aborted: boolean;
+  done: boolean;
+  tempFiles: string[];
+}
+
+export interface Server {
+  readonly port: number;
+  readonly url: string;
+  readonly router: Router<AnyRoute>;
+  /** Stops accepting, waits for in-flight requests (up to `graceMs`), closes every connection. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Starts the HTTP server for `app` with `routes` on host:port (port 0 picks a free one). */
+export function startServer(app: App, routes: readonly AnyRoute[], host: string, port: number): Promise<Server> {
+  const uws = loadUws();
+  const router = new Router<AnyRoute>();
+  for (const r of routes) router.add(r.method, r.path, r);
+  const http: TemplatedApp = uws.App();
+  let inFlight = 0;
+  let idleWaiters: (() => void)[] = [];
+  const settle = () => {
+    inFlight--;
+    if (inFlight === 0) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  };
+
+  http.any('/*', (res: HttpResponse, req: HttpRequest) => {
+    const p: Pending = {
+      res,
+      method: req.getCaseSensitiveMethod().toUpperCase(),
+      url: req.getUrl(),
+      query: req.getQuery() ?? '',
+      headers: {},
+      ip: '',
+      aborted: false,
+      done: false,
+      tempFiles: [],
+    };
+    req.forEach((k, v) => {
+      p.headers[k] = k in p.headers ? `${p.headers[k]}, ${v}` : v;
+    });
+    p.ip = Buffer.from(res.getRemoteAddressAsText()).toString();
+    inFlight++;
+    res.onAborted(() => {
+      p.aborted = true;
+      finish(p);
+    });
+    try {
+      dispatch(p);
+    } catch (err) {
+      // An early refusal leaves any request body unread: close the connection rather than reuse it.
+      const unread = BODY_METHODS.has(p.method) && (p.headers['content-length'] ?? '0') !== '0';
+      sendError(p, err, null, unread);
+    }
+  });
+
+  function finish(p: Pending): void {
+    if (p.done) return;
+    p.done = true;
+    for (const f of p.tempFiles) fs.rm(f, { force: true }, () => undefined);
+    settle();
+  }
+
+  function write(p: Pending, status: number, headers: Record<string, string>, body: string | Buffer, close = false): void {
+    if (p.aborted || p.done) return;
+    p.res.cork(() => {
+      p.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`.trim());
+      for (const [k, v] of Object.entries(headers)) p.res.writeHeader(k, v);
+      if (p.method === 'HEAD') p.res.endWithoutBody(Buffer.byteLength(body), close);
+      else p.res.end(body, close);
+    });
+    finish(p);
+  }
+
+  /** Writes the reply once this turn's writes are committed (a failed commit becomes a 500). */
+  function reply(p: Pending, status: number, headers: Record<string, string>, body: string | Buffer, close = false): void {
+    app.batch.afterCommit((committed) => {
+      if (committed) write(p, status, headers, body, close);
+      else write(p, 500, JSON_HEADERS, JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' }));
+    });
+  }
+
+  function sendError(p: Pending, err: unknown, user: UserRow | null, close = false): void {
+    let e: JsonableError;
+    if (err instanceof JsonableError) e = err;
+    else {
+      console.error(`parley: unexpected error in ${p.method} ${p.url}`, err);
+      e = errors.internal();
+    }
+    const body = {
+      result: 'error',
+      msg: translate(user?.default_language, e.template, e.vars),
+      code: e.code,
+      ...e.data,
+    };
+    reply(p, e.status, { ...JSON_HEADERS, ...e.headers }, JSON.stringify(body), close);
+  }
+
+  function dispatch(p: Pending): void {
+    const match = router.match(p.method === 'OPTIONS' ? 'GET' : p.method, p.url);
+    if (p.method === 'OPTIONS') {
+      const allowed = router.match('__none__', p.url);
+      const methods = allowed.kind === 'method' ? allowed.allowed : match.kind === 'found' ? ['GET'] : [];
+      if (methods.length === 0) throw errors.notFound();
+      write(p, 204, { Allow: [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])].join(', ') }, '');
+      return;
+    }
+    if (match.kind === 'none') throw errors.notFound();
+    if (match.kind === 'method') throw errors.methodNotAllowed(match.allowed);
+    const route = match.handler;
+
+    // Authenticate from the headers before reading a possibly large body.
+    let user: UserRow | null = null;
+    if (route.auth !== 'public') {
+      if (route.auth === 'user_or_session' && !p.headers.authorization) {
+        user = authenticateSession(app, p.headers.cookie);
+        if (!user) throw errors.unauthorized();
+      } else {
+        user = authenticateBasic(app, p.headers.authorization);
+      }
+    }
+
+    const form = parseUrlencoded(p.query);
+    if (!BODY_METHODS.has(p.method)) {
+      run(p, route, match.params, user, form, []);
+      return;
+    }
+    readBody(p, route, user, form)
+      .then(({ fields, files }) => {
+        if (p.aborted) return;
+        for (const [k, v] of fields) form.set(k, v); // body values win over the query string, as in Django
+        run(p, route, match.params, user, form, files);
+      })
+      .catch((err) => sendError(p, err, user, true));
+  }
+
+  function readBody(
+    p: Pending,
+    route: AnyRoute,
+    user: UserRow | null,
+    _form: Map<string, string>,
+  ): Promise<{ fields: Map<string, string>; files: UploadedFile[] }> {
+    const contentType = p.headers['content-type'] ?? '';
+    const maxFile = app.config.maxFileUploadSizeMib * 1024 * 1024;
+    const limit = app.config.maxBodyBytes + (route.files ? maxFile : 0);
+    const declared = Number(p.headers['content-length'] ?? '0');
+    return new Promise((resolve, reject) => {
+      if (declared > limit) {
+        reject(errors.payloadTooLarge(limit));
+        return;
+      }
+      let received = 0;
+      let failed = false;
+      const isMultipart = /^multipart\/form-data/i.test(contentType);
+      let parser: MultipartParser | null = null;
+      const chunks: Buffer[] = [];
+      if (isMultipart) {
+        let tmpDir: string | null = null;
+        if (route.files) {
+          tmpDir = path.join(app.uploadsDir, 'tmp');
+          fs.mkdirSync(tmpDir, { recursive: true });
+        }
+        try {
+          parser = new MultipartParser({
+            contentType,
+            tmpDir,
+            maxFieldBytes: app.config.maxBodyBytes,
+            maxFileBytes: maxFile,
+            flow: (resume) => {
+              if (p.aborted) return;
+              if (resume) p.res.resume();
+              else p.res.pause();
+            },
+          });
+        } catch (err) {
+          reject(err);
+          return;
+        }
+        parser.done.then(
+          (r) => resolve({ fields: r.fields, files: r.files }),
+          (err) => reject(err),
+        );
+      }
+      p.res.onData((ab, isLast) => {
+        if (failed) return;
+        received += ab.byteLength;
+        if (received > limit) {
+          failed = true;
+          if (parser) p.tempFiles.push(...parser.tempFiles());
+          reject(errors.payloadTooLarge(limit));
+          return;
+        }
+        const chunk = Buffer.from(ab.slice(0)); // uWS reuses the buffer: copy it
+        if (parser) {
+          parser.write(chunk);
+          if (isLast) {
+            p.tempFiles.push(...parser.tempFiles());
+            parser.end();
+            p.tempFiles.push(...parser.tempFiles());
+          }
+          return;
+        }
+        chunks.push(chunk);
+        if (isLast) {
+          try {
+            const body = Buffer.concat(chunks);
+            const isForm = contentType === '' || /^application\/x-www-form-urlencoded/i.test(contentType);
+            resolve({ fields: isForm ? parseUrlencodedBody(body) : new Map(), files: [] });
+          } catch (err) {
+            reject(err);
+          }
+        }
+      });
+      void user;
+    });
+  }
+
+  function run(
+    p: Pending,
+    route: AnyRoute,
+    pathParams: Record<string, string>,
+    user: UserRow | null,
+    form: Map<string, string>,
+    files: UploadedFile[],
+  ): void {
+    for (const f of files) if (!p.tempFiles.includes(f.path)) p.tempFiles.push(f.path);
+    try {
+      const { values, used } = readParams(route.params ?? {}, form);
+      const extraIgnored: string[] = [];
+      const ctx: Ctx<Record<string, unknown>, UserRow | null> = {
+        app,
+        user,
+        params: values,
+        path: pathParams,
+        headers: p.headers,
+        method: p.method,
+        url: p.url,
+        ip: p.ip,
+        files,
+        ignore: (name) => extraIgnored.push(name),
+      };
+      const result = route.handle(ctx);
+      const respond = (r: Awaited<typeof result>) => {
+        if (r instanceof Reply) {
+          reply(p, r.status, r.headers, r.body);
+          return;
+        }
+        const ignored = new Set(extraIgnored);
+        for (const key of form.keys()) if (!used.has(key)) ignored.add(key);
+        const body: Record<string, unknown> = { result: 'success', msg: '', ...r };
+        if (ignored.size > 0) body.ignored_parameters_unsupported = [...ignored].sort();
+        reply(p, 200, JSON_HEADERS, JSON.stringify(body));
+      };
+      if (result instanceof Promise) result.then(respond, (err) => sendError(p, err, user));
+      else respond(result);
+    } catch (err) {
+      sendError(p, err, user);
+    }
+  }
+
+  return new Promise((resolve, reject) => {
+    http.listen(host, port, (socket: us_listen_socket | false) => {
+      if (!socket) {
+        reject(new Error(`could not listen on ${host}:${port}`));
+        return;
+      }
+      const boundPort = uws.us_socket_local_port(socket);
+      let closing: Promise<void> | null = null;
+      resolve({
+        port: boundPort,
+        url: `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
+        router,
+        close(graceMs = 10_000) {
+          closing ??= (async () => {
+            uws.us_listen_socket_close(socket);
+            if (inFlight > 0) {
+              await new Promise<void>((res) => {
+                const timer = setTimeout(res, graceMs);
+                idleWaiters.push(() => {
+                  clearTimeout(timer);
+                  res();
+                });
+              });
+            }
+            (http as unknown as { close(): void }).close();
+          })();
+          return closing;
+        },
+      });
+    });
+  });
+}

@@ -1,0 +1,174 @@
+// Read side of users: lookups, access checks for administrative actions, and the JSON shapes Zulip
+// clients expect (the user object of GET /users and the own-user object of GET /users/me).
+import crypto from 'node:crypto';
+import type { Db } from '../db/open';
+import { stmt } from '../db/stmt';
+import { errors } from '../http/errors';
+import { ROLE } from './roles';
+
+export interface UserRow {
+  id: number;
+  realm_id: number;
+  email: string;
+  delivery_email: string;
+  full_name: string;
+  password_hash: string | null;
+  api_key: string;
+  role: number;
+  is_active: number;
+  bot_type: number | null;
+  bot_owner_id: number | null;
+  is_imported_stub: number;
+  date_joined: number;
+  first_login_pending: number;
+  avatar_version: number;
+  avatar_source: string;
+  timezone: string;
+  default_language: string;
+  [setting: string]: unknown;
+}
+
+export const isBot = (u: UserRow) => u.bot_type !== null;
+export const isAdmin = (u: UserRow) => u.role <= ROLE.ADMINISTRATOR;
+export const isOwner = (u: UserRow) => u.role === ROLE.OWNER;
+export const isGuest = (u: UserRow) => u.role === ROLE.GUEST;
+
+/** A user of the realm by API email (case-insensitive), active or not. */
+export function findUserByEmail(db: Db, realmId: number, email: string): UserRow | null {
+  return (stmt(db, 'SELECT * FROM user WHERE realm_id = ? AND email = ? COLLATE NOCASE').get(realmId, email) as UserRow | undefined) ?? null;
+}
+
+/** A user of the realm by delivery email (the login name), active or not. */
+export function findUserByDeliveryEmail(db: Db, realmId: number, email: string): UserRow | null {
+  return (
+    (stmt(db, 'SELECT * FROM user WHERE realm_id = ? AND delivery_email = ? COLLATE NOCASE').get(realmId, email) as UserRow | undefined) ??
+    null
+  );
+}
+
+/** A user of the realm by id, active or not. */
+export function findUserById(db: Db, realmId: number, id: number): UserRow | null {
+  return (stmt(db, 'SELECT * FROM user WHERE realm_id = ? AND id = ?').get(realmId, id) as UserRow | undefined) ?? null;
+}
+
+/** Every user of the realm in id order. */
+export function listUsers(db: Db, realmId: number): UserRow[] {
+  return stmt(db, 'SELECT * FROM user WHERE realm_id = ? ORDER BY id').all(realmId) as UserRow[];
+}
+
+/** Active owners of the realm (to protect the last one). */
+export function activeOwnerIds(db: Db, realmId: number): number[] {
+  return (stmt(db, 'SELECT id FROM user WHERE realm_id = ? AND role = 100 AND is_active = 1 AND bot_type IS NULL').all(realmId) as {
+    id: number;
+  }[]).map((r) => r.id);
+}
+
+/** Newest message id the server has (deprecated max_message_id of GET /users/me). */
+export function maxMessageId(db: Db, realmId: number): number {
+  const row = stmt(db, 'SELECT max(id) AS id FROM message WHERE realm_id = ?').get(realmId) as { id: number | null };
+  return row.id ?? -1;
+}
+
+/** Whether `actor` may administer `target` (Zulip's can_admin_user). */
+export function canAdminUser(actor: UserRow, target: UserRow): boolean {
+  if (actor.id === target.id) return true;
+  if (isAdmin(actor)) return true;
+  return target.bot_owner_id === actor.id;
+}
+
+/**
+ * Zulip's access_user_by_id: the target user or the error Zulip gives. Missing users and users of other
+ * organizations are the same "No such user".
+ */
+export function accessUserById(
+  db: Db,
+  actor: UserRow,
+  targetId: number,
+  opts: { allowDeactivated?: boolean; allowBots?: boolean; forAdmin?: boolean } = {},
+): UserRow {
+  const target = findUserById(db, actor.realm_id, targetId);
+  if (!target) throw errors.noSuchUser();
+  if (isBot(target) && !opts.allowBots) throw errors.noSuchUser();
+  if (!target.is_active && !opts.allowDeactivated) throw errors.badRequest('User is deactivated');
+  if (opts.forAdmin && !canAdminUser(actor, target)) throw errors.insufficientPermission();
+  return target;
+}
+
+/** Gravatar URL, as Zulip builds it for users without an uploaded avatar. */
+export function avatarUrl(u: UserRow): string {
+  const hash = crypto.createHash('md5').update(u.delivery_email.toLowerCase()).digest('hex');
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${u.avatar_version}`;
+}
+
+/** ISO 8601 with a UTC offset, as Django serialises date_joined. */
+export function isoTime(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
+}
+
+/** The user object of GET /users and GET /users/{id} (Zulip's APIUserDict). */
+export function formatUser(u: UserRow, opts: { profileData?: Record<string, unknown> } = {}): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    email: u.email,
+    user_id: u.id,
+    avatar_version: u.avatar_version,
+    is_admin: isAdmin(u),
+    is_owner: isOwner(u),
+    is_guest: isGuest(u),
+    role: u.role,
+    is_bot: isBot(u),
+    full_name: u.full_name,
+    timezone: u.timezone,
+    is_active: u.is_active === 1,
+    date_joined: isoTime(u.date_joined),
+    avatar_url: avatarUrl(u),
+    delivery_email: u.delivery_email,
+  };
+  if (isBot(u)) {
+    out.bot_type = u.bot_type;
+    out.bot_owner_id = u.bot_owner_id;
+  } else if (opts.profileData) {
+    out.profile_data = opts.profileData;
+  }
+  return out;
+}
+
+/** The custom profile field values of a user, keyed by field id, as the API shows them. */
+export function profileData(db: Db, userId: number): Record<string, { value: string; rendered_value?: string }> {
+  const rows = stmt(db, 'SELECT field_id, value, rendered_value FROM custom_profile_field_value WHERE user_id = ?').all(userId) as {
+    field_id: number;
+    value: string;
+    rendered_value: string | null;
+  }[];
+  const out: Record<string, { value: string; rendered_value?: string }> = {};
+  for (const r of rows) out[r.field_id] = r.rendered_value === null ? { value: r.value } : { value: r.value, rendered_value: r.rendered_value };
+  return out;
+}
+
+/** The own-user object of GET /users/me: every field of the spec's table. */
+export function formatOwnUser(db: Db, u: UserRow): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    avatar_url: avatarUrl(u),
+    avatar_version: u.avatar_version,
+    email: u.email,
+    delivery_email: u.delivery_email,
+    full_name: u.full_name,
+    is_admin: isAdmin(u),
+    is_owner: isOwner(u),
+    is_guest: isGuest(u),
+    is_bot: isBot(u),
+    is_active: u.is_active === 1,
+    is_imported_stub: u.is_imported_stub === 1,
+    role: u.role,
+    timezone: u.timezone,
+    date_joined: isoTime(u.date_joined),
+    max_message_id: maxMessageId(db, u.realm_id),
+    user_id: u.id,
+  };
+  if (isBot(u)) {
+    out.bot_type = u.bot_type;
+    out.bot_owner_id = u.bot_owner_id;
+  } else {
+    out.profile_data = profileData(db, u.id);
+  }
+  return out;
+}

@@ -1,0 +1,30 @@
+// Validation rules shared by several actions (names, emails, passwords), in Zulip's wording.
+import { errors } from '../http/errors';
+import { codePoints } from '../http/params';
+
+export const MAX_NAME_LENGTH = 100;
+const NAME_INVALID_CHARS = /[*`\\>"@\u0000-\u001f\u007f]/;
+
+/** Zulip's check_full_name: trimmed, 1..100 code points, none of its reserved characters. */
+export function checkFullName(raw: string): string {
+  const name = raw.trim();
+  if (codePoints(name) > MAX_NAME_LENGTH) throw errors.badRequest('Name too long!');
+  if (name.length === 0) throw errors.badRequest('Name too short!');
+  if (NAME_INVALID_CHARS.test(name)) throw errors.badRequest('Invalid characters in name!');
+  return name;
+}
+
+// Deliberately simple: one @, a non-empty local part, a dotted domain, no spaces or control characters.
+const EMAIL = /^[^\s@\u0000-\u001f]+@[^\s@\u0000-\u001f]+\.[^\s@\u0000-\u001f]+$/;
+
+/** Whether `email` looks like an email address (Django's validator is the reference; this is close). */
+export function isValidEmail(email: string): boolean {
+  return email.length <= 254 && EMAIL.test(email);
+}
+
+export const PASSWORD_MIN_LENGTH = 6;
+
+/** Zulip's check_password_strength, reduced to its length rule. */
+export function checkPasswordStrength(password: string): void {
+  if (password.length < PASSWORD_MIN_LENGTH) throw errors.badRequest('The password is too weak.');
+}

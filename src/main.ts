@@ -1,0 +1,246 @@
+// The `parley` command line: serve, init, deactivate-realm, reactivate-realm, backup.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { createApp, type App } from './app';
+import { configFromEnv, type Config } from './config';
+import { doCreateRealm, doSetRealmDeactivated } from './actions/realm';
+import { allRoutes } from './api';
+import { JsonableError } from './http/errors';
+import { startServer } from './http/server';
+import { findRealm } from './lib/realm';
+import { randomAlnum } from './lib/secrets';
+import { PARLEY_VERSION } from './version';
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+type Values = Record<string, string | boolean | undefined>;
+
+interface Command {
+  summary: string;
+  usage: string;
+  options: Options;
+  run(values: Record<string, string | boolean | undefined>): Promise<number> | number;
+}
+
+class UsageError extends Error {}
+
+const dataDirOption: Options = { 'data-dir': { type: 'string' } };
+
+const COMMANDS: Record<string, Command> = {
+  serve: {
+    summary: 'run the server',
+    usage:
+      'parley serve [--data-dir DIR] [--host HOST] [--port PORT] [--external-url URL] [--no-rate-limits] [--synchronous normal|full]\n' +
+      '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS',
+    options: {
+      ...dataDirOption,
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'external-url': { type: 'string' },
+      'no-rate-limits': { type: 'boolean' },
+      synchronous: { type: 'string' },
+    },
+    run: serve,
+  },
+  init: {
+    summary: 'create the organization and its owner; prints one JSON line with the credentials',
+    usage: 'parley init --data-dir DIR --realm-name NAME --email EMAIL --password PW [--full-name NAME]',
+    options: {
+      ...dataDirOption,
+      'realm-name': { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      'full-name': { type: 'string' },
+    },
+    run: init,
+  },
+  'deactivate-realm': {
+    summary: 'deactivate the organization (server stopped)',
+    usage: 'parley deactivate-realm --data-dir DIR',
+    options: dataDirOption,
+    run: (v) => setRealmState(v, true),
+  },
+  'reactivate-realm': {
+    summary: 'reactivate the organization (server stopped)',
+    usage: 'parley reactivate-realm --data-dir DIR',
+    options: dataDirOption,
+    run: (v) => setRealmState(v, false),
+  },
+  backup: {
+    summary: "copy the database consistently with SQLite's online backup (works while serving)",
+    usage: 'parley backup --data-dir DIR FILE',
+    options: dataDirOption,
+    run: () => 0, // replaced below: needs positionals
+  },
+};
+
+function topUsage(): string {
+  const lines = ['usage: parley <command> [options]', '', 'commands:'];
+  for (const [name, c] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(18)} ${c.summary}`);
+  lines.push('', 'parley --version     print the version', 'parley <command> --help');
+  return lines.join('\n');
+}
+
+function baseConfig(values: Record<string, string | boolean | undefined>, requireDataDir: boolean): Config {
+  const config = configFromEnv();
+  const dir = values['data-dir'];
+  if (typeof dir === 'string') config.dataDir = dir === ':memory:' ? dir : path.resolve(dir);
+  else if (requireDataDir && !process.env.PARLEY_DATA_DIR) throw new UsageError('--data-dir is required');
+  return config;
+}
+
+function openExisting(values: Record<string, string | boolean | undefined>): App {
+  const config = baseConfig(values, true);
+  if (!fs.existsSync(path.join(config.dataDir, 'parley.db'))) {
+    throw new Error(`no Parley database in ${config.dataDir} (run parley init first)`);
+  }
+  return createApp(config);
+}
+
+function setRealmState(values: Record<string, string | boolean | undefined>, deactivated: boolean): number {
+  const app = openExisting(values);
+  try {
+    if (!findRealm(app.db)) throw new Error('the data dir has no organization (run parley init first)');
+    doSetRealmDeactivated(app, deactivated);
+  } finally {
+    app.close();
+  }
+  process.stdout.write(`organization ${deactivated ? 'deactivated' : 'reactivated'}\n`);
+  return 0;
+}
+
+function init(values: Record<string, string | boolean | undefined>): number {
+  const need = (name: string) => {
+    const val = values[name];
+    if (typeof val !== 'string' || val === '') throw new UsageError(`--${name} is required`);
+    return val;
+  };
+  const config = baseConfig(values, true);
+  const realmName = need('realm-name');
+  const email = need('email');
+  const password = need('password');
+  const fullName = typeof values['full-name'] === 'string' ? values['full-name'] : email.split('@')[0];
+  const app = createApp(config);
+  try {
+    if (findRealm(app.db)) {
+      process.stderr.write(`parley: ${config.dataDir} is already initialised\n`);
+      return 1;
+    }
+    const { realmId, owner } = doCreateRealm(app, { name: realmName, ownerEmail: email, ownerPassword: password, ownerFullName: fullName });
+    app.batch.commit();
+    process.stdout.write(JSON.stringify({ realm_id: realmId, user_id: owner.userId, email: owner.email, api_key: owner.apiKey }) + '\n');
+    return 0;
+  } finally {
+    app.close();
+  }
+}
+
+async function serve(values: Record<string, string | boolean | undefined>): Promise<number> {
+  const config = baseConfig(values, false);
+  if (typeof values.host === 'string') config.host = values.host;
+  if (typeof values.port === 'string') {
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`invalid --port ${values.port}`);
+    config.port = port;
+  }
+  if (typeof values['external-url'] === 'string') config.externalUrl = values['external-url'].replace(/\/+$/, '');
+  if (values['no-rate-limits']) config.rateLimits = false;
+  if (values.synchronous !== undefined) {
+    if (values.synchronous !== 'normal' && values.synchronous !== 'full') throw new UsageError('--synchronous must be normal or full');
+    config.synchronous = values.synchronous;
+  }
+  const app = createApp(config);
+  if (!findRealm(app.db)) {
+    // First start on an empty data dir: create an organization and tell its owner how to log in, once.
+    const password = randomAlnum(16);
+    const email = 'owner@parley.example.com';
+    const { owner } = doCreateRealm(app, { name: 'Parley', ownerEmail: email, ownerPassword: password, ownerFullName: 'Owner' });
+    app.batch.commit();
+    process.stderr.write(
+      `parley: created a new organization in ${config.dataDir}\n` +
+        `parley: owner login: ${email} / password ${password} / API key ${owner.apiKey}\n`,
+    );
+  }
+  const server = await startServer(app, allRoutes, config.host, config.port);
+  if (!config.externalUrl) app.publicUrl = server.url;
+  process.stdout.write(`listening on ${server.url}\n`);
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      server
+        .close()
+        .then(() => app.close())
+        .then(() => resolve(0), (err) => {
+          console.error('parley: shutdown failed', err);
+          resolve(1);
+        });
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+async function backup(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: dataDirOption, allowPositionals: true, strict: true });
+  if (positionals.length !== 1) throw new UsageError('backup needs exactly one FILE');
+  const app = openExisting(values as Values);
+  try {
+    // Online backup copies a consistent snapshot page by page while other connections keep writing.
+    await app.db.backup(path.resolve(positionals[0]));
+  } finally {
+    app.close();
+  }
+  process.stdout.write(`backup written to ${path.resolve(positionals[0])}\n`);
+  return 0;
+}
+
+/** Runs the CLI with `argv` (without node and script); resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v') {
+    process.stdout.write(`parley ${PARLEY_VERSION}\n`);
+    return 0;
+  }
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(topUsage() + '\n');
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`parley: unknown command '${name}'\n${topUsage()}\n`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`usage: ${command.usage}\n`);
+    return 0;
+  }
+  try {
+    if (name === 'backup') return await backup(rest);
+    const { values, positionals } = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+    return await command.run(values as Values);
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`parley: ${(err as Error).message}\nusage: ${command.usage}\n`);
+      return 2;
+    }
+    if (err instanceof JsonableError) {
+      process.stderr.write(`parley: ${err.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`parley: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
