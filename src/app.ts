@@ -21,6 +21,10 @@ export interface App {
   publicUrl: string;
   /** The organization's id; throws before `parley init`. */
   realmId(): number;
+  /** Registers work to do when the server stops (release parked long-polls, stop timers). */
+  onShutdown(fn: () => void): void;
+  /** Runs the shutdown hooks (before the HTTP server waits for in-flight requests). */
+  shutdown(): void;
   /** Commits pending writes and closes the database. */
   close(): void;
 }
@@ -36,6 +40,7 @@ export function createApp(config: Config, opts: { clock?: Clock } = {}): App {
   const batch = new WriteBatch(db);
   let realmId: number | null = null;
   let closed = false;
+  const shutdownHooks: (() => void)[] = [];
   return {
     config,
     db,
@@ -52,7 +57,20 @@ export function createApp(config: Config, opts: { clock?: Clock } = {}): App {
       }
       return realmId;
     },
+    onShutdown(fn) {
+      shutdownHooks.push(fn);
+    },
+    shutdown() {
+      for (const fn of shutdownHooks.splice(0)) {
+        try {
+          fn();
+        } catch (err) {
+          console.error('parley: shutdown hook failed', err);
+        }
+      }
+    },
     close() {
+      this.shutdown();
       if (closed) return;
       closed = true;
       batch.commit();

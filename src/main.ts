@@ -169,6 +169,7 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     const stop = () => {
       if (stopping) return;
       stopping = true;
+      app.shutdown();
       server
         .close()
         .then(() => app.close())

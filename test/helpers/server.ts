@@ -131,6 +131,7 @@ export async function startTestServer(opts: { configure?: (c: Config) => void; c
       return raw(method, full, { headers, body: encoded });
     },
     async close() {
+      app.shutdown();
       await server.close(1000);
       app.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
