@@ -111,7 +111,7 @@ export async function startTestServer(opts: { configure?: (c: Config) => void; c
   const server = await startServer(app, allRoutes, config.host, 0);
   app.publicUrl = server.url;
   const raw: TestServer['raw'] = async (method, rawPath, init = {}) =>
-    toResponse(await fetch(server.url + rawPath, { method, headers: init.headers, body: init.body as BodyInit | undefined }));
+    toResponse(await fetch(server.url + rawPath, { method, headers: init.headers, body: init.body as never }));
   return {
     app,
     server,
