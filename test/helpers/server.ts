@@ -8,6 +8,7 @@ import { configFromEnv, type Config } from '../../src/config';
 import { doCreateRealm } from '../../src/actions/realm';
 import { doCreateUser } from '../../src/actions/users';
 import { allRoutes } from '../../src/api';
+import type { AnyRoute } from '../../src/http/route';
 import { startServer, type Server } from '../../src/http/server';
 import { ROLE, BOT_TYPE } from '../../src/lib/roles';
 import type { Clock } from '../../src/lib/clock';
@@ -69,8 +70,13 @@ async function toResponse(res: Response): Promise<ApiResponse> {
   return { status: res.status, headers: res.headers, text, body };
 }
 
-/** Starts a seeded server. `configure` may adjust the config before the app is built. */
-export async function startTestServer(opts: { configure?: (c: Config) => void; clock?: Clock } = {}): Promise<TestServer> {
+/**
+ * Starts a seeded server. `configure` may adjust the config before the app is built; `extraRoutes`
+ * are served after the real ones (tests of the HTTP layer register throwing or echoing routes).
+ */
+export async function startTestServer(
+  opts: { configure?: (c: Config) => void; clock?: Clock; extraRoutes?: readonly AnyRoute[] } = {},
+): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
   const config = configFromEnv({});
   config.dataDir = dataDir;
@@ -108,7 +114,7 @@ export async function startTestServer(opts: { configure?: (c: Config) => void; c
   seed('guest', 'polonius@example.com', 'Polonius', ROLE.GUEST);
   seed('bot', 'helper-bot@example.com', 'Helper Bot', ROLE.MEMBER, true);
   app.batch.commit();
-  const server = await startServer(app, allRoutes, config.host, 0);
+  const server = await startServer(app, [...allRoutes, ...(opts.extraRoutes ?? [])], config.host, 0);
   app.publicUrl = server.url;
   const raw: TestServer['raw'] = async (method, rawPath, init = {}) =>
     toResponse(await fetch(server.url + rawPath, { method, headers: init.headers, body: init.body as never }));
