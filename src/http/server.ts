@@ -127,7 +127,10 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     p.res.cork(() => {
       p.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`.trim());
       for (const [k, v] of Object.entries(headers)) p.res.writeHeader(k, v);
-      if (p.method === 'HEAD') p.res.endWithoutBody(Buffer.byteLength(body), close);
+      // 204 and 304 have no body and must not announce a Content-Length (RFC 9110 §8.6).
+      // (No argument at all: uWS reads an explicit undefined as a length.)
+      if (status === 204 || status === 304) p.res.endWithoutBody();
+      else if (p.method === 'HEAD') p.res.endWithoutBody(Buffer.byteLength(body), close);
       else p.res.end(body, close);
     });
     finish(p);
