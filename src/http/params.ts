@@ -127,9 +127,63 @@ export function zStr(opts: { max?: number; min?: number } = {}) {
 
 export const zBool = () => v.boolean('{var_name} is not a boolean');
 
+/**
+ * A JSON number written with a fraction or an exponent (`1.0`, `1e3`, `1e30`). JavaScript reads these
+ * as plain numbers, integral ones included; Python (and so Zulip's strict validation) reads them as
+ * floats, which no integer parameter accepts. Kept boxed so that number schemas refuse them.
+ */
+export class JsonFloat {
+  constructor(readonly value: number) {}
+  toJSON(): number {
+    return this.value;
+  }
+}
+
+const NUMBER_TOKEN = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+const FLOAT_MARK = `\u0000float-${Math.random().toString(36).slice(2)}:`;
+
+/** JSON.parse, except that integral numbers written as floats come back as JsonFloat (see above). */
+export function parseJson(raw: string): unknown {
+  const plain = JSON.parse(raw); // throws on invalid JSON before any rewriting
+  if (!/[.eE]/.test(raw)) return plain;
+  // Valid JSON: outside strings, a '-' or a digit always starts a number token.
+  let out = '';
+  let last = 0;
+  let found = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (c === '"') {
+      for (i++; raw[i] !== '"'; i++) if (raw[i] === '\\') i++;
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      NUMBER_TOKEN.lastIndex = i;
+      const token = (NUMBER_TOKEN.exec(raw) as RegExpExecArray)[0];
+      if (/[.eE]/.test(token) && Number.isInteger(Number(token))) {
+        out += raw.slice(last, i) + JSON.stringify(FLOAT_MARK + token);
+        last = i + token.length;
+        found = true;
+      }
+      i += token.length - 1;
+    }
+  }
+  if (!found) return plain;
+  const unmark = (value: unknown): unknown => {
+    if (typeof value === 'string') return value.startsWith(FLOAT_MARK) ? new JsonFloat(Number(value.slice(FLOAT_MARK.length))) : value;
+    if (Array.isArray(value)) return value.map(unmark);
+    if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) {
+        const u = unmark(v);
+        // defineProperty: a key named __proto__ stays an own property
+        if (u !== v) Object.defineProperty(value, k, { value: u, writable: true, enumerable: true, configurable: true });
+      }
+    }
+    return value;
+  };
+  return unmark(JSON.parse(out + raw.slice(last)));
+}
+
 function decodeJson(raw: string, name: string): unknown {
   try {
-    return JSON.parse(raw);
+    return parseJson(raw);
   } catch {
     throw errors.badRequest('{var_name} is not valid JSON', { var_name: name });
   }
@@ -183,7 +237,7 @@ export const p = {
     return new ParamImpl((raw, name) => {
       let decoded: unknown;
       try {
-        decoded = JSON.parse(raw);
+        decoded = parseJson(raw);
       } catch {
         return raw;
       }
