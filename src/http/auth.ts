@@ -19,22 +19,34 @@ export function checkAccountActive(app: App, user: UserRow): void {
   if (!user.is_active) throw errors.userDeactivated();
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 /** Decodes `Authorization: Basic ...` into (email, key); throws the Zulip error for anything else. */
 export function parseBasic(header: string | undefined): { email: string; key: string } {
   if (!header) throw errors.unauthorized('Missing authorization header for basic auth');
-  const space = header.indexOf(' ');
-  const scheme = space === -1 ? header : header.slice(0, space);
+  const invalid = () => errors.unauthorized('Invalid authorization header for basic auth');
+  // As Zulip's get_basic_credentials: exactly "<scheme> <credentials>", the scheme checked second.
+  const parts = header.trim().split(/\s+/);
+  if (parts.length !== 2) throw invalid();
+  const [scheme, encoded] = parts;
   if (scheme.toLowerCase() !== 'basic') throw errors.badRequest('This endpoint requires HTTP basic authentication.');
-  const encoded = header.slice(space + 1).trim();
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw errors.unauthorized('Invalid authorization header for basic auth');
-  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon === -1) throw errors.unauthorized('Invalid authorization header for basic auth');
-  return { email: decoded.slice(0, colon), key: decoded.slice(colon + 1) };
+  if (encoded.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw invalid();
+  let decoded: string;
+  try {
+    decoded = utf8.decode(Buffer.from(encoded, 'base64'));
+  } catch {
+    throw invalid();
+  }
+  const fields = decoded.split(':');
+  if (fields.length !== 2) throw invalid();
+  return { email: fields[0], key: fields[1] };
 }
 
 /** The user named by Basic credentials. The same error for an unknown email and a wrong key. */
 export function authenticateBasic(app: App, header: string | undefined): UserRow {
+  // zulip-compat: a request without credentials is refused before Basic parsing (rest_dispatch's
+  // MissingAuthenticationError), so the client sees "Not logged in", not "Missing authorization header".
+  if (!header) throw errors.unauthorized();
   const { email, key } = parseBasic(header);
   if (!API_KEY_FORMAT.test(key)) throw errors.invalidApiKey('Malformed API key');
   const user = findUserByEmail(app.db, app.realmId(), email);
