@@ -29,6 +29,9 @@ export interface Config {
   accessLimitsPresence: boolean;
   /** Push notification service (URL and credentials); null when not configured. */
   pushService: { url: string; token?: string } | null;
+  /** Topic deletion: messages per batch, and the time after which it answers complete: false. */
+  deleteTopicBatchSize: number;
+  deleteTopicBudgetMs: number;
   /** Log each request to stderr. */
   logRequests: boolean;
 }
@@ -61,6 +64,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     webPublicStreamsEnabled: env.PARLEY_WEB_PUBLIC_STREAMS === 'on',
     accessLimitsPresence: env.PARLEY_ACCESS_LIMITS_PRESENCE !== 'off',
     pushService: pushUrl ? { url: pushUrl, token: env.PARLEY_PUSH_TOKEN } : null,
+    deleteTopicBatchSize: int('PARLEY_DELETE_TOPIC_BATCH_SIZE', 1000),
+    deleteTopicBudgetMs: int('PARLEY_DELETE_TOPIC_BUDGET_MS', 50_000),
     logRequests: env.PARLEY_LOG_REQUESTS === '1',
   };
 }

@@ -1,0 +1,68 @@
+// POST /messages/flags/narrow: set or clear a flag on a window of a narrow, clamped to 5000 messages.
+import type { App } from '../app';
+import { stmt } from '../db/stmt';
+import { errors } from '../http/errors';
+import { messageWindow, type Anchor } from '../lib/fetch';
+import { narrowToSql, type NarrowTerm } from '../lib/narrow';
+import type { UserRow } from '../lib/users';
+import { applyFlag, editableFlag, flagsEvent } from './messages';
+
+export { parseAnchor } from '../lib/fetch';
+
+const MAX_MESSAGES_PER_UPDATE = 5000;
+
+export interface FlagsNarrowRequest {
+  anchor: Anchor;
+  includeAnchor: boolean;
+  numBefore: number;
+  numAfter: number;
+  narrow: NarrowTerm[];
+  op: 'add' | 'remove';
+  flag: string;
+}
+
+/** Applies the flag; the response keys are those of Zulip's update_message_flags_for_narrow. */
+export function doUpdateFlagsForNarrow(app: App, user: UserRow, req: FlagsNarrowRequest): Record<string, unknown> {
+  editableFlag(req.flag);
+  if (!req.includeAnchor && req.numBefore > 0 && req.numAfter > 0) {
+    throw errors.badRequest('The anchor can only be excluded at an end of the range');
+  }
+  // Zulip's clamping: at most 5000 in all, and num_before keeps at least 2500 when both are large.
+  const numBefore = Math.min(req.numBefore, Math.max(MAX_MESSAGES_PER_UPDATE - req.numAfter, MAX_MESSAGES_PER_UPDATE / 2));
+  const numAfter = Math.min(req.numAfter, MAX_MESSAGES_PER_UPDATE - numBefore);
+  return app.batch.write(() => {
+    const n = narrowToSql(app.db, user, req.narrow);
+    const w = messageWindow(app, user, n, req.anchor, req.includeAnchor, numBefore, numAfter);
+    const processed = w.rows.map((r) => r.id);
+    // Only the user's own rows can be marked unread; channels they left are reported back.
+    let ignoredChannels: number[] = [];
+    let candidates = processed;
+    if (req.flag === 'read' && req.op === 'remove') {
+      const notSubscribed = new Set<number>();
+      const keep: number[] = [];
+      for (const r of w.rows) {
+        const m = stmt(app.db, 'SELECT m.stream_id, (SELECT active FROM subscription s WHERE s.user_id = ? AND s.stream_id = m.stream_id) AS active FROM message m WHERE m.id = ?').get(user.id, r.id) as
+          | { stream_id: number | null; active: number | null }
+          | undefined;
+        if (m && m.stream_id !== null && m.active !== 1) notSubscribed.add(m.stream_id);
+        else keep.push(r.id);
+      }
+      candidates = keep;
+      ignoredChannels = [...notSubscribed].sort((a, b) => a - b);
+    }
+    const changed = applyFlag(app, user, candidates, req.flag, req.op);
+    app.batch.onCommit(() => {
+      if (changed.length) app.events.send(flagsEvent(app, user, changed, req.flag, req.op), [user.id]);
+    });
+    const out: Record<string, unknown> = {
+      processed_count: processed.length,
+      updated_count: changed.length,
+      first_processed_id: processed.length ? processed[0] : null,
+      last_processed_id: processed.length ? processed[processed.length - 1] : null,
+      found_oldest: w.foundOldest,
+      found_newest: w.foundNewest,
+    };
+    if (req.flag === 'read' && req.op === 'remove') out.ignored_because_not_subscribed_channels = ignoredChannels;
+    return out;
+  });
+}

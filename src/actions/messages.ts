@@ -1,0 +1,493 @@
+// Sending, editing and deleting messages, reactions, and message flags.
+import type { App } from '../app';
+import type { ParleyEvent } from '../events/bus';
+import type { Db } from '../db/open';
+import { stmt } from '../db/stmt';
+import { errors, JsonableError } from '../http/errors';
+import { codePoints } from '../http/params';
+import { nowSeconds } from '../lib/clock';
+import { emojiByName, emojiNameForCode } from '../lib/emoji';
+import { isUserInGroup, groupMemberIds } from '../lib/groups';
+import type { RenderResult } from '../lib/markdown';
+import {
+  findMessage,
+  flagNames,
+  formatMessages,
+  messageRecipientIds,
+  userFlags,
+  type MessageRow,
+} from '../lib/messages';
+import { FLAG, messageVisibleTo, topicKey } from '../lib/narrow';
+import { getRealmById, type RealmRow } from '../lib/realm';
+import { renderMessage } from '../lib/render';
+import {
+  canAccessStreamMetadata,
+  findStreamById,
+  findStreamByName,
+  isSubscribed,
+  subscriberIds,
+  type StreamRow,
+} from '../lib/streams';
+import { findUserByEmail, findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
+import { streamViewers } from './streams';
+
+export const MAX_MESSAGE_LENGTH = 10000;
+export const MAX_TOPIC_LENGTH = 60;
+const TRUNCATION_NOTICE = '\n[message truncated]';
+// Zulip lets anyone mention the whole channel when it is this small.
+const WILDCARD_MENTION_THRESHOLD = 15;
+
+export type Addressee =
+  | { kind: 'channel'; streamId?: number; streamName?: string; topic: string | undefined }
+  | { kind: 'direct'; userIds?: number[]; emails?: string[] };
+
+/** Trims and bounds message content as Zulip does (over-long content is truncated, not refused). */
+export function normalizeContent(raw: string): string {
+  let content = raw.replace(/\s+$/u, '');
+  if (content.trim() === '') throw errors.badRequest('Message must not be empty');
+  if (content.includes('\u0000')) throw errors.badRequest('Message must not contain null bytes');
+  if (codePoints(content) > MAX_MESSAGE_LENGTH) {
+    content = Array.from(content).slice(0, MAX_MESSAGE_LENGTH - TRUNCATION_NOTICE.length).join('') + TRUNCATION_NOTICE;
+  }
+  return content;
+}
+
+/** Trims and bounds a topic; the organization's empty-topic name and "(no topic)" mean "". */
+export function normalizeTopic(raw: string, realm: RealmRow): string {
+  let topic = raw.trim();
+  if (topic === realm.empty_topic_display_name || topic === '(no topic)') return '';
+  let position = 0;
+  for (const ch of topic) {
+    position++;
+    const c = ch.codePointAt(0) as number;
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) === 0xfffe) {
+      throw errors.badRequest('Invalid character in topic, at position {position}!', { position });
+    }
+  }
+  if (codePoints(topic) > MAX_TOPIC_LENGTH) topic = Array.from(topic).slice(0, MAX_TOPIC_LENGTH - 3).join('') + '...';
+  return topic;
+}
+
+function effectiveTopicsPolicy(s: StreamRow, realm: RealmRow): string {
+  return s.topics_policy === 'inherit' ? String(realm.topics_policy) : s.topics_policy;
+}
+
+/** The channel a message goes to, or Zulip's STREAM_DOES_NOT_EXIST. */
+function channelForSend(app: App, sender: UserRow, to: Extract<Addressee, { kind: 'channel' }>): StreamRow {
+  if (to.streamId !== undefined) {
+    const s = findStreamById(app.db, sender.realm_id, to.streamId);
+    if (!s || s.deactivated) throw errors.streamIdMissing(to.streamId);
+    return s;
+  }
+  const name = to.streamName ?? '';
+  const s = findStreamByName(app.db, sender.realm_id, name);
+  if (!s || s.deactivated) {
+    throw new JsonableError("Channel '{stream}' does not exist", { code: 'STREAM_DOES_NOT_EXIST', data: { stream: escapeHtml(name) } });
+  }
+  return s;
+}
+
+export function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+/** Whether the sender may post to channel `s` (subscription for private channels, the send group). */
+export function checkCanSendToChannel(app: App, sender: UserRow, s: StreamRow): void {
+  const subscribed = isSubscribed(app.db, sender.id, s.id);
+  const botOwnerSubscribed = isBot(sender) && sender.bot_owner_id !== null && isSubscribed(app.db, sender.bot_owner_id, s.id);
+  if (!canAccessStreamMetadata(app.db, sender, s) || (s.invite_only && !subscribed && !botOwnerSubscribed) || (isGuest(sender) && !subscribed)) {
+    throw errors.badRequest("Not authorized to send to channel '{channel_name}'", { channel_name: s.name });
+  }
+  if (!isUserInGroup(app.db, sender.id, s.can_send_message_group)) {
+    throw errors.badRequest('You do not have permission to post in this channel.');
+  }
+}
+
+/** Direct-message participants (sender included), validated. */
+function directParticipants(app: App, sender: UserRow, to: Extract<Addressee, { kind: 'direct' }>): UserRow[] {
+  const users: UserRow[] = [];
+  for (const id of to.userIds ?? []) {
+    const u = findUserById(app.db, sender.realm_id, id);
+    if (!u) throw errors.badRequest('Invalid user ID {id}', { id });
+    users.push(u);
+  }
+  for (const email of to.emails ?? []) {
+    const u = findUserByEmail(app.db, sender.realm_id, email);
+    if (!u) throw errors.badRequest("Invalid email '{email}'", { email });
+    users.push(u);
+  }
+  if (users.length === 0) throw errors.badRequest('Message must have recipients');
+  for (const u of users) if (!u.is_active) throw errors.badRequest("'{email}' is no longer using Zulip.", { email: u.email });
+  const all = [sender, ...users];
+  return all.filter((u, i) => all.findIndex((x) => x.id === u.id) === i);
+}
+
+/** The conversation row for exactly these participants, created on first use. */
+function directGroupFor(db: Db, realmId: number, ids: number[]): number {
+  const key = [...new Set(ids)].sort((a, b) => a - b).join(',');
+  const row = stmt(db, 'SELECT id FROM direct_group WHERE realm_id = ? AND member_key = ?').get(realmId, key) as { id: number } | undefined;
+  if (row) return row.id;
+  const id = Number(stmt(db, 'INSERT INTO direct_group (realm_id, member_key) VALUES (?, ?)').run(realmId, key).lastInsertRowid);
+  const add = stmt(db, 'INSERT INTO direct_group_member (group_id, user_id) VALUES (?, ?)');
+  for (const uid of new Set(ids)) add.run(id, uid);
+  return id;
+}
+
+export interface SendRequest {
+  to: Addressee;
+  content: string;
+  client?: string;
+  readBySender?: boolean;
+  localId?: string;
+  queueId?: string;
+}
+
+/** Mention flag bits each recipient gets from the rendered content. */
+function mentionBits(app: App, r: RenderResult, recipients: number[]): Map<number, number> {
+  const bits = new Map<number, number>();
+  const add = (uid: number, b: number) => bits.set(uid, (bits.get(uid) ?? 0) | b);
+  for (const uid of r.mentionedUserIds) add(uid, FLAG.mentioned);
+  for (const gid of r.mentionedGroupIds) for (const uid of groupMemberIds(app.db, gid)) add(uid, FLAG.group_mentioned);
+  if (r.wildcardChannel) for (const uid of recipients) add(uid, FLAG.stream_wildcard_mentioned);
+  if (r.wildcardTopic) for (const uid of recipients) add(uid, FLAG.topic_wildcard_mentioned);
+  return bits;
+}
+
+/** POST /messages: validates, stores the message and its per-user rows, announces it after commit. */
+export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id: number } {
+  return app.batch.write(() => {
+    const realm = getRealmById(app.db, sender.realm_id) as RealmRow;
+    const content = normalizeContent(req.content);
+    const now = nowSeconds(app.clock);
+    let streamId: number | null = null;
+    let directGroupId: number | null = null;
+    let topic = '';
+    let recipients: number[];
+    let stream: StreamRow | null = null;
+    if (req.to.kind === 'channel') {
+      stream = channelForSend(app, sender, req.to);
+      checkCanSendToChannel(app, sender, stream);
+      if (req.to.topic === undefined && realm.mandatory_topics) throw errors.badRequest('Missing topic');
+      topic = normalizeTopic(req.to.topic ?? '', realm);
+      const policy = effectiveTopicsPolicy(stream, realm);
+      if (policy === 'disable_empty_topic' && topic === '') {
+        throw errors.badRequest('Sending messages to the general chat is not allowed in this channel.');
+      }
+      if (policy === 'empty_topic_only' && topic !== '') throw errors.badRequest('Only the general chat topic is allowed in this channel.');
+      const topicExists = stmt(app.db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? LIMIT 1').get(stream.id, topicKey(topic));
+      if (!topicExists && !isUserInGroup(app.db, sender.id, stream.can_create_topic_group)) {
+        throw errors.badRequest('You do not have permission to create new topics in this channel.');
+      }
+      streamId = stream.id;
+      recipients = subscriberIds(app.db, stream.id);
+    } else {
+      const participants = directParticipants(app, sender, req.to);
+      directGroupId = directGroupFor(app.db, sender.realm_id, participants.map((u) => u.id));
+      recipients = participants.map((u) => u.id);
+    }
+    const rendered = renderMessage(app, sender.realm_id, content);
+    if ((rendered.wildcardChannel || rendered.wildcardTopic) && stream && recipients.length > WILDCARD_MENTION_THRESHOLD) {
+      if (!isUserInGroup(app.db, sender.id, realm.can_mention_many_users_group as number)) {
+        throw rendered.wildcardChannel
+          ? new JsonableError('You do not have permission to use channel wildcard mentions in this channel.', { code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED' })
+          : new JsonableError('You do not have permission to use topic wildcard mentions in this topic.', { code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED' });
+      }
+    }
+    const id = Number(
+      stmt(
+        app.db,
+        `INSERT INTO message (realm_id, sender_id, stream_id, direct_group_id, topic, topic_key, content, rendered_content, date_sent,
+           has_link, has_image, has_attachment, client)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        sender.realm_id,
+        sender.id,
+        streamId,
+        directGroupId,
+        topic,
+        topicKey(topic),
+        content,
+        rendered.html,
+        now,
+        rendered.hasLink ? 1 : 0,
+        rendered.hasImage ? 1 : 0,
+        rendered.hasAttachment ? 1 : 0,
+        req.client ?? 'API',
+      ).lastInsertRowid,
+    );
+    stmt(app.db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(id, topic, content);
+    const mentions = mentionBits(app, rendered, recipients);
+    const base = directGroupId !== null ? FLAG.is_private : 0;
+    const insert = stmt(app.db, 'INSERT OR IGNORE INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)');
+    const readBySender = req.readBySender ?? true;
+    const all = recipients.includes(sender.id) ? recipients : [...recipients, sender.id];
+    for (const uid of all) {
+      let flags = base | (mentions.get(uid) ?? 0);
+      if (uid === sender.id && readBySender) flags |= FLAG.read;
+      insert.run(uid, id, flags);
+    }
+    linkUploads(app, sender, id, rendered);
+    if (stream && stream.first_message_id === null) {
+      stmt(app.db, 'UPDATE stream SET first_message_id = ? WHERE id = ?').run(id, stream.id);
+    }
+    app.batch.onCommit(() => announceMessage(app, id, { localId: req.localId, queueId: req.queueId, senderId: sender.id }));
+    return { id };
+  });
+}
+
+/** Records which uploads a message references (the uploads issue grants access through these rows). */
+function linkUploads(app: App, sender: UserRow, messageId: number, r: RenderResult): void {
+  for (const path of r.linkedUploadPaths) {
+    const a = stmt(app.db, 'SELECT id FROM attachment WHERE realm_id = ? AND path_id = ? AND owner_id = ?').get(sender.realm_id, path, sender.id) as
+      | { id: number }
+      | undefined;
+    if (a) stmt(app.db, 'INSERT OR IGNORE INTO attachment_message (attachment_id, message_id) VALUES (?, ?)').run(a.id, messageId);
+  }
+}
+
+/** Sends the message event to every recipient with their own flags. */
+function announceMessage(app: App, id: number, echo: { localId?: string; queueId?: string; senderId: number }): void {
+  const rows = stmt(app.db, 'SELECT user_id, flags FROM usermessage WHERE message_id = ?').all(id) as { user_id: number; flags: number }[];
+  const m = findMessage(app.db, app.realmId(), id);
+  if (!m) return;
+  const [message] = formatMessages(app.db, [m], { applyMarkdown: true, clientGravatar: false });
+  const flagsByUser: Record<number, string[]> = {};
+  for (const r of rows) flagsByUser[r.user_id] = flagNames(r.flags);
+  const event: Record<string, unknown> = { type: 'message', message, flags_by_user: flagsByUser };
+  if (echo.localId !== undefined && echo.queueId !== undefined) {
+    event.local_message_id = echo.localId;
+    event.sender_queue_id = echo.queueId;
+  }
+  app.events.send(event as { type: string }, rows.map((r) => r.user_id));
+}
+
+/** A message the user can read, or Zulip's "Invalid message(s)". */
+export function accessMessage(app: App, user: UserRow, id: number): MessageRow {
+  const m = findMessage(app.db, user.realm_id, id);
+  if (!m || !messageVisibleTo(app.db, user, id)) throw errors.badRequest('Invalid message(s)');
+  return m;
+}
+
+// ---- reactions -------------------------------------------------------------------------------------
+
+export interface ReactionSpec {
+  emojiName?: string;
+  emojiCode?: string;
+  reactionType: string;
+}
+
+function resolveEmoji(spec: ReactionSpec): { name: string; code: string; type: string } {
+  if (!['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'].includes(spec.reactionType)) throw errors.badRequest('Invalid emoji type.');
+  if (spec.reactionType !== 'unicode_emoji') throw errors.badRequest("Emoji '{name}' does not exist", { name: spec.emojiName ?? '' });
+  if (spec.emojiName !== undefined) {
+    const e = emojiByName(spec.emojiName);
+    if (!e) throw errors.badRequest('Invalid emoji name.');
+    if (spec.emojiCode !== undefined && spec.emojiCode !== e.code) throw errors.badRequest('Invalid emoji code.');
+    return { name: spec.emojiName, code: e.code, type: spec.reactionType };
+  }
+  const name = spec.emojiCode !== undefined ? emojiNameForCode(spec.emojiCode) : null;
+  if (!name) throw errors.badRequest('Invalid emoji code.');
+  return { name, code: spec.emojiCode as string, type: spec.reactionType };
+}
+
+/** Adds or removes a reaction; the event goes to everyone holding the message. */
+export function doReaction(app: App, user: UserRow, messageId: number, spec: ReactionSpec, op: 'add' | 'remove'): void {
+  app.batch.write(() => {
+    accessMessage(app, user, messageId);
+    let emoji: { name: string; code: string; type: string };
+    if (op === 'remove') {
+      if (spec.emojiName === undefined && spec.emojiCode === undefined) {
+        throw errors.badRequest('At least one of the following arguments must be present: emoji_name, emoji_code');
+      }
+      const row = stmt(
+        app.db,
+        `SELECT emoji_name, emoji_code, reaction_type FROM reaction WHERE message_id = ? AND user_id = ? AND reaction_type = ?
+           AND (emoji_code = ? OR (? IS NULL AND emoji_name = ?))`,
+      ).get(messageId, user.id, spec.reactionType, spec.emojiCode ?? null, spec.emojiCode ?? null, spec.emojiName ?? null) as
+        | { emoji_name: string; emoji_code: string; reaction_type: string }
+        | undefined;
+      if (!row) throw new JsonableError("Reaction doesn't exist.", { code: 'REACTION_DOES_NOT_EXIST' });
+      emoji = { name: row.emoji_name, code: row.emoji_code, type: row.reaction_type };
+      stmt(app.db, 'DELETE FROM reaction WHERE message_id = ? AND user_id = ? AND reaction_type = ? AND emoji_code = ?').run(messageId, user.id, emoji.type, emoji.code);
+    } else {
+      emoji = resolveEmoji(spec);
+      const exists = stmt(app.db, 'SELECT 1 FROM reaction WHERE message_id = ? AND user_id = ? AND reaction_type = ? AND emoji_code = ?').get(
+        messageId,
+        user.id,
+        emoji.type,
+        emoji.code,
+      );
+      if (exists) throw new JsonableError('Reaction already exists.', { code: 'REACTION_ALREADY_EXISTS' });
+      // Reacting to a message the user never received gives them a (historical) row, as in Zulip.
+      stmt(app.db, 'INSERT OR IGNORE INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)').run(user.id, messageId, FLAG.read | FLAG.historical);
+      stmt(app.db, 'INSERT INTO reaction (message_id, user_id, emoji_name, emoji_code, reaction_type) VALUES (?, ?, ?, ?, ?)').run(
+        messageId,
+        user.id,
+        emoji.name,
+        emoji.code,
+        emoji.type,
+      );
+    }
+    app.batch.onCommit(() =>
+      app.events.send(
+        {
+          type: 'reaction',
+          op,
+          user_id: user.id,
+          user: { user_id: user.id, email: user.email, full_name: user.full_name },
+          message_id: messageId,
+          emoji_name: emoji.name,
+          emoji_code: emoji.code,
+          reaction_type: emoji.type,
+        },
+        messageRecipientIds(app.db, messageId),
+      ),
+    );
+  });
+}
+
+// ---- flags -------------------------------------------------------------------------------------------
+
+const EDITABLE_FLAGS: Record<string, number> = { read: FLAG.read, starred: FLAG.starred, collapsed: FLAG.collapsed };
+const NON_EDITABLE = ['has_alert_word', 'mentioned', 'stream_wildcard_mentioned', 'topic_wildcard_mentioned', 'group_mentioned', 'historical', 'force_expand', 'force_collapse', 'wildcard_mentioned'];
+
+/** The bit of an editable flag, or Zulip's error for an unknown or read-only one. */
+export function editableFlag(flag: string): number {
+  if (flag in EDITABLE_FLAGS) return EDITABLE_FLAGS[flag];
+  if (NON_EDITABLE.includes(flag)) throw errors.badRequest("Flag not editable: '{flag}'", { flag });
+  throw errors.badRequest("Invalid flag: '{flag}'", { flag });
+}
+
+/**
+ * Sets or clears a flag on the given messages (ids the user can read). Starring a message the user
+ * never received creates a historical row; other flags only touch existing rows.
+ * Returns the ids whose flag actually changed.
+ */
+export function applyFlag(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): number[] {
+  const bit = editableFlag(flag);
+  const changed: number[] = [];
+  const update = stmt(app.db, 'UPDATE usermessage SET flags = ? WHERE user_id = ? AND message_id = ?');
+  for (const id of ids) {
+    let flags = userFlags(app.db, user.id, id);
+    if (flags === null) {
+      if (flag !== 'starred' || op !== 'add' || !messageVisibleTo(app.db, user, id)) continue;
+      stmt(app.db, 'INSERT INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)').run(user.id, id, FLAG.read | FLAG.historical);
+      flags = FLAG.read | FLAG.historical;
+    }
+    const next = op === 'add' ? flags | bit : flags & ~bit;
+    if (next !== flags) {
+      update.run(next, user.id, id);
+      changed.push(id);
+    }
+  }
+  return changed;
+}
+
+/** The update_message_flags event for one user. */
+export function flagsEvent(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): ParleyEvent {
+  const event: ParleyEvent = { type: 'update_message_flags', op, operation: op, flag, messages: ids, all: false };
+  if (flag === 'read' && op === 'remove') {
+    const details: Record<string, unknown> = {};
+    for (const m of ids.map((id) => findMessage(app.db, user.realm_id, id)).filter((x): x is MessageRow => x !== null)) {
+      const flags = userFlags(app.db, user.id, m.id) ?? 0;
+      const d: Record<string, unknown> = {};
+      if (m.stream_id !== null) {
+        d.type = 'stream';
+        d.stream_id = m.stream_id;
+        d.topic = m.topic;
+        d.unmuted_stream_msg = false;
+      } else {
+        d.type = 'private';
+        const others = (stmt(app.db, 'SELECT user_id FROM direct_group_member WHERE group_id = ? AND user_id <> ? ORDER BY user_id').all(m.direct_group_id, user.id) as {
+          user_id: number;
+        }[]).map((r) => r.user_id);
+        d.user_ids = others;
+      }
+      if (flags & (FLAG.mentioned | FLAG.group_mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned)) d.mentioned = true;
+      details[m.id] = d;
+    }
+    event.message_details = details;
+  }
+  return event;
+}
+
+/** POST /messages/flags. */
+export function doUpdateFlags(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): number[] {
+  return app.batch.write(() => {
+    editableFlag(flag);
+    const changed = applyFlag(app, user, ids, flag, op);
+    app.batch.onCommit(() => app.events.send(flagsEvent(app, user, changed, flag, op), [user.id]));
+    return changed;
+  });
+}
+
+// ---- deletion ----------------------------------------------------------------------------------------
+
+/** Whether `user` may delete message `m` (own messages by the delete-own groups and time limit; any by the delete-any groups). */
+function canDeleteMessage(app: App, user: UserRow, m: MessageRow, realm: RealmRow): boolean {
+  const stream = m.stream_id !== null ? findStreamById(app.db, user.realm_id, m.stream_id) : null;
+  if (isUserInGroup(app.db, user.id, realm.can_delete_any_message_group as number)) return true;
+  if (stream && isUserInGroup(app.db, user.id, stream.can_delete_any_message_group)) return true;
+  // Own messages include those sent by the user's bots.
+  const sender = findUserById(app.db, user.realm_id, m.sender_id) as UserRow;
+  if (m.sender_id !== user.id && !(isBot(sender) && sender.bot_owner_id === user.id)) return false;
+  const own = isUserInGroup(app.db, user.id, realm.can_delete_own_message_group as number) || (stream !== null && isUserInGroup(app.db, user.id, stream.can_delete_own_message_group));
+  if (!own) return false;
+  const limit = realm.message_content_delete_limit_seconds as number | null;
+  if (limit !== null && nowSeconds(app.clock) - m.date_sent > limit && !isAdmin(user)) {
+    throw errors.badRequest('The time limit for deleting this message has passed');
+  }
+  return true;
+}
+
+/** Deletes messages (rows, reactions, search index) and announces it; used by DELETE and topic deletion. */
+export function deleteMessages(app: App, realmId: number, messages: MessageRow[]): void {
+  if (messages.length === 0) return;
+  const recipientsByMessage = new Map<number, number[]>();
+  for (const m of messages) recipientsByMessage.set(m.id, messageRecipientIds(app.db, m.id));
+  const touchedStreams = new Set<number>();
+  for (const m of messages) {
+    stmt(app.db, "INSERT INTO message_fts (message_fts, rowid, topic, content) VALUES ('delete', ?, ?, ?)").run(m.id, m.topic, m.content);
+    stmt(app.db, 'DELETE FROM usermessage WHERE message_id = ?').run(m.id);
+    stmt(app.db, 'DELETE FROM message WHERE id = ?').run(m.id);
+    if (m.stream_id !== null) touchedStreams.add(m.stream_id);
+  }
+  // Keep first_message_id right: the channel's oldest message may be gone.
+  const changedStreams: number[] = [];
+  for (const sid of touchedStreams) {
+    const oldest = stmt(app.db, 'SELECT min(id) AS id FROM message WHERE stream_id = ?').get(sid) as { id: number | null };
+    const s = findStreamById(app.db, realmId, sid) as StreamRow;
+    if (s.first_message_id !== oldest.id) {
+      stmt(app.db, 'UPDATE stream SET first_message_id = ? WHERE id = ?').run(oldest.id, sid);
+      changedStreams.push(sid);
+    }
+  }
+  app.batch.onCommit(() => {
+    for (const m of messages) {
+      const event: Record<string, unknown> =
+        m.stream_id !== null
+          ? { type: 'delete_message', message_ids: [m.id], message_type: 'stream', stream_id: m.stream_id, topic: m.topic }
+          : { type: 'delete_message', message_ids: [m.id], message_type: 'private' };
+      app.events.send(event as { type: string }, recipientsByMessage.get(m.id) ?? []);
+    }
+    for (const sid of changedStreams) {
+      const s = findStreamById(app.db, realmId, sid);
+      if (!s) continue;
+      app.events.send(
+        { type: 'stream', op: 'update', property: 'first_message_id', value: s.first_message_id, stream_id: sid, name: s.name },
+        streamViewers(app, s),
+      );
+    }
+  });
+}
+
+/** DELETE /messages/{id}. */
+export function doDeleteMessage(app: App, user: UserRow, id: number): void {
+  app.batch.write(() => {
+    const realm = getRealmById(app.db, user.realm_id) as RealmRow;
+    const m = accessMessage(app, user, id);
+    if (!canDeleteMessage(app, user, m, realm)) throw errors.badRequest("You don't have permission to delete this message");
+    deleteMessages(app, user.realm_id, [m]);
+  });
+}
+

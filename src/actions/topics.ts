@@ -1,0 +1,54 @@
+// Topics: listing a channel's topics and deleting a topic in batches within a time budget.
+import type { App } from '../app';
+import { stmt } from '../db/stmt';
+import { errors } from '../http/errors';
+import type { MessageRow } from '../lib/messages';
+import { topicKey } from '../lib/narrow';
+import { getRealmById, type RealmRow } from '../lib/realm';
+import { accessStreamById, canAccessStreamHistory } from '../lib/streams';
+import { isAdmin, type UserRow } from '../lib/users';
+import { deleteMessages } from './messages';
+
+/** GET /users/me/{stream_id}/topics: newest first, only what the user can read. */
+export function listTopics(app: App, user: UserRow, streamId: number, allowEmptyTopicName: boolean): { name: string; max_id: number }[] {
+  const s = accessStreamById(app.db, user, streamId, { allowArchived: true });
+  const realm = getRealmById(app.db, user.realm_id) as RealmRow;
+  const rows = canAccessStreamHistory(app.db, user, s)
+    ? (stmt(
+        app.db,
+        `SELECT m.topic AS name, max(m.id) AS max_id FROM message m WHERE m.stream_id = ? GROUP BY m.topic_key ORDER BY max_id DESC`,
+      ).all(s.id) as { name: string; max_id: number }[])
+    : (stmt(
+        app.db,
+        `SELECT m.topic AS name, max(m.id) AS max_id FROM usermessage um JOIN message m ON m.id = um.message_id
+         WHERE um.user_id = ? AND m.stream_id = ? GROUP BY m.topic_key ORDER BY max_id DESC`,
+      ).all(user.id, s.id) as { name: string; max_id: number }[]);
+  // The name shown is that of the topic's newest message (topics match case-insensitively).
+  return rows.map((r) => {
+    const latest = stmt(app.db, 'SELECT topic FROM message WHERE id = ?').get(r.max_id) as { topic: string };
+    const name = latest.topic === '' && !allowEmptyTopicName ? realm.empty_topic_display_name : latest.topic;
+    return { max_id: r.max_id, name };
+  });
+}
+
+/**
+ * POST /streams/{id}/delete_topic: deletes newest first in batches; stops when the time budget is
+ * spent and answers complete: false (the client repeats). Each finished batch stays deleted.
+ */
+export function doDeleteTopic(app: App, user: UserRow, streamId: number, topicName: string): { complete: boolean } {
+  if (!isAdmin(user)) throw errors.adminRequired();
+  const s = accessStreamById(app.db, user, streamId, { allowArchived: true });
+  const realm = getRealmById(app.db, user.realm_id) as RealmRow;
+  const key = topicName === realm.empty_topic_display_name ? '' : topicKey(topicName);
+  const started = Date.now();
+  const batchSize = Math.max(1, app.config.deleteTopicBatchSize);
+  for (;;) {
+    const done = app.batch.write(() => {
+      const batch = stmt(app.db, 'SELECT * FROM message WHERE stream_id = ? AND topic_key = ? ORDER BY id DESC LIMIT ?').all(s.id, key, batchSize) as MessageRow[];
+      deleteMessages(app, user.realm_id, batch);
+      return batch.length < batchSize;
+    });
+    if (done) return { complete: true };
+    if (Date.now() - started >= app.config.deleteTopicBudgetMs) return { complete: false };
+  }
+}

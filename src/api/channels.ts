@@ -1,0 +1,417 @@
+// Channels and subscriptions.
+import * as v from 'valibot';
+import {
+  checkCreateChannel,
+  doArchiveChannel,
+  doCreateChannel,
+  doCreateChannelFolder,
+  doSetDefaultStream,
+  doUpdateChannel,
+  doUpdateChannelFolder,
+  formatFolder,
+  realmOf,
+  TOPICS_POLICIES,
+  type ChannelSpec,
+  type RetentionInput,
+} from '../actions/streams';
+import { doDeleteTopic, listTopics } from '../actions/topics';
+import { doSubscribe, doUnsubscribe, doUpdateSubscriptionProperties, resolvePrincipals, SUBSCRIPTION_PROPERTIES } from '../actions/subscriptions';
+import { errors } from '../http/errors';
+import { p, zBool, zInt, zStr } from '../http/params';
+import { route } from '../http/route';
+import { groupSettingSchema, type GroupSettingValue } from '../lib/groups';
+import {
+  accessStreamById,
+  findStreamByName,
+  canAccessStreamMetadata,
+  findSubscription,
+  formatStream,
+  formatSubscription,
+  subscriberCounts,
+  subscriberIds,
+  visibleStreams,
+  STREAM_GROUP_SETTINGS,
+  type StreamGroupSetting,
+  type StreamRow,
+} from '../lib/streams';
+import { isGuest } from '../lib/users';
+import { stmt } from '../db/stmt';
+
+const retentionSchema = v.union([v.picklist(['realm_default', 'unlimited', 'forever']), zInt({ min: 1 })], 'Invalid {var_name}');
+
+/** message_retention_days arrives raw ("unlimited") or JSON-encoded ("\"unlimited\"" or 30). */
+const retentionParam = p.jsonOrStr(retentionSchema);
+
+function parseRetention(value: unknown): RetentionInput | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'number') return value;
+  if (value === 'realm_default' || value === 'unlimited' || value === 'forever') return value;
+  if (typeof value === 'string' && /^[0-9]+$/.test(value)) return Number(value);
+  throw errors.badRequest('Invalid message_retention_days');
+}
+
+const groupSettingParams = Object.fromEntries(STREAM_GROUP_SETTINGS.map((s) => [s, p.json(groupSettingSchema).optional()])) as Record<
+  StreamGroupSetting,
+  ReturnType<typeof p.json<typeof groupSettingSchema>>
+>;
+
+/** Channel options shared by POST /channels/create and create-on-subscribe. */
+const channelOptionParams = {
+  announce: p.bool().default(false),
+  invite_only: p.bool().default(false),
+  is_web_public: p.bool().default(false),
+  is_default_stream: p.bool().default(false),
+  history_public_to_subscribers: p.json(v.nullable(zBool())).optional(),
+  message_retention_days: retentionParam.optional(),
+  folder_id: p.json(v.nullable(zInt({ min: 0 }))).optional(),
+  topics_policy: p.oneOf(TOPICS_POLICIES).optional(),
+  ...groupSettingParams,
+};
+
+type ChannelOptionValues = {
+  invite_only: boolean;
+  is_web_public: boolean;
+  is_default_stream: boolean;
+  history_public_to_subscribers: boolean | null | undefined;
+  message_retention_days: unknown;
+  folder_id: number | null | undefined;
+  topics_policy: (typeof TOPICS_POLICIES)[number] | undefined;
+} & Record<StreamGroupSetting, GroupSettingValue | undefined>;
+
+function channelSpecFrom(params: ChannelOptionValues): Omit<ChannelSpec, 'name' | 'description'> {
+  const groupSettings: Partial<Record<StreamGroupSetting, GroupSettingValue>> = {};
+  for (const s of STREAM_GROUP_SETTINGS) if (params[s] !== undefined) groupSettings[s] = params[s] as GroupSettingValue;
+  return {
+    inviteOnly: params.invite_only,
+    isWebPublic: params.is_web_public,
+    isDefaultStream: params.is_default_stream,
+    historyPublicToSubscribers: params.history_public_to_subscribers,
+    messageRetentionDays: parseRetention(params.message_retention_days),
+    folderId: params.folder_id,
+    topicsPolicy: params.topics_policy,
+    groupSettings,
+  };
+}
+
+const principalsSchema = v.union([v.array(zStr()), v.array(zInt())], '{var_name} is not a list');
+
+export const channelRoutes = [
+  route({
+    method: 'POST',
+    path: '/api/v1/channels/create',
+    auth: 'user',
+    params: {
+      name: p.str(),
+      subscribers: p.json(v.array(zInt())),
+      description: p.str({ max: 1024 }).default(''),
+      ...channelOptionParams,
+    },
+    handle({ app, user, params }) {
+      if (isGuest(user)) throw errors.notForGuests();
+      const name = params.name.trim();
+      if (name === '') throw errors.badRequest('name cannot be blank');
+      const spec: ChannelSpec = { ...channelSpecFrom(params as ChannelOptionValues), name, description: params.description };
+      return app.batch.write(() => {
+        const subscribers = resolvePrincipals(app, user, params.subscribers);
+        checkCreateChannel(app, user, realmOf(app, user), spec);
+        const stream = doCreateChannel(app, user, user.realm_id, spec);
+        if (subscribers.length) {
+          doSubscribe(app, user, {
+            streams: [{ name: stream.name }],
+            principals: subscribers,
+            authorizationErrorsFatal: true,
+            channelSpec: {},
+          });
+        }
+        return { id: stream.id };
+      });
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/streams',
+    auth: 'user',
+    params: {
+      include_public: p.bool().default(true),
+      include_web_public: p.bool().default(false),
+      include_subscribed: p.bool().default(true),
+      exclude_archived: p.bool().default(true),
+      include_all: p.bool().default(false),
+      include_all_active: p.bool().default(false),
+      include_default: p.bool().default(false),
+      include_owner_subscribed: p.bool().default(false),
+      include_can_access_content: p.bool().default(false),
+    },
+    handle({ app, user, params }) {
+      if ((params.include_all || params.include_all_active) && isGuest(user)) throw errors.badRequest('User not authorized for this query');
+      const counts = subscriberCounts(app.db, user.realm_id);
+      const defaults = new Set(
+        (stmt(app.db, 'SELECT stream_id FROM default_stream WHERE realm_id = ?').all(user.realm_id) as { stream_id: number }[]).map((r) => r.stream_id),
+      );
+      const streams = visibleStreams(app.db, user, { includeArchived: !params.exclude_archived }).filter((s) => {
+        if (params.include_all || params.include_all_active) return true;
+        if (params.include_public && s.invite_only === 0) return true;
+        if (params.include_web_public && s.is_web_public) return true;
+        if (params.include_subscribed && findSubscription(app.db, user.id, s.id)?.active) return true;
+        if (params.include_default && defaults.has(s.id)) return true;
+        return false;
+      });
+      return { streams: streams.map((s) => formatStream(app.db, s, counts.get(s.id) ?? 0)) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/streams/{stream_id:int}',
+    auth: 'user',
+    handle({ app, user, path }) {
+      const s = accessStreamById(app.db, user, Number(path.stream_id), { allowArchived: true });
+      return { stream: formatStream(app.db, s) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/get_stream_id',
+    auth: 'user',
+    params: { stream: p.str() },
+    handle({ app, user, params }) {
+      const s = findStreamByName(app.db, user.realm_id, params.stream);
+      if (!s || !canAccessStreamMetadata(app.db, user, s)) throw errors.badRequest("Invalid channel name '{name}'", { name: params.stream });
+      return { stream_id: s.id };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/streams/{stream_id:int}/members',
+    auth: 'user',
+    handle({ app, user, path }) {
+      const s = accessStreamById(app.db, user, Number(path.stream_id), { allowArchived: true });
+      return { subscribers: subscriberIds(app.db, s.id) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/users/me/subscriptions',
+    auth: 'user',
+    params: { include_subscribers: p.bool().default(false) },
+    handle({ app, user, params }) {
+      const rows = stmt(
+        app.db,
+        'SELECT s.* FROM subscription sub JOIN stream s ON s.id = sub.stream_id WHERE sub.user_id = ? AND sub.active = 1 AND s.deactivated = 0 ORDER BY s.name COLLATE NOCASE',
+      ).all(user.id) as StreamRow[];
+      const counts = subscriberCounts(app.db, user.realm_id);
+      return {
+        subscriptions: rows.map((s) =>
+          formatSubscription(app.db, s, findSubscription(app.db, user.id, s.id)!, {
+            subscriberCount: counts.get(s.id) ?? 0,
+            subscribers: params.include_subscribers ? subscriberIds(app.db, s.id) : undefined,
+          }),
+        ),
+      };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/users/{user_id:int}/subscriptions/{stream_id:int}',
+    auth: 'user',
+    handle({ app, user, path }) {
+      const s = accessStreamById(app.db, user, Number(path.stream_id), { allowArchived: true });
+      const sub = findSubscription(app.db, Number(path.user_id), s.id);
+      return { is_subscribed: sub?.active === 1 };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/users/me/subscriptions',
+    auth: 'user',
+    params: {
+      subscriptions: p.json(
+        v.array(
+          v.looseObject({
+            name: zStr(),
+            description: v.optional(zStr({ max: 1024 })),
+            color: v.optional(zStr()),
+          }),
+        ),
+      ),
+      principals: p.json(principalsSchema).optional(),
+      authorization_errors_fatal: p.bool().default(true),
+      send_new_subscription_messages: p.bool().default(true),
+      ...channelOptionParams,
+    },
+    handle({ app, user, params }) {
+      return app.batch.write(() => {
+        const principals = params.principals ? resolvePrincipals(app, user, params.principals as (string | number)[]) : null;
+        const result = doSubscribe(app, user, {
+          streams: params.subscriptions.map((s) => ({ name: s.name, description: s.description, color: s.color })),
+          principals,
+          authorizationErrorsFatal: params.authorization_errors_fatal,
+          channelSpec: channelSpecFrom(params as ChannelOptionValues),
+        });
+        return { ...result, new_subscription_messages_sent: false };
+      });
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/v1/users/me/subscriptions',
+    auth: 'user',
+    params: { subscriptions: p.json(v.array(zStr())), principals: p.json(principalsSchema).optional() },
+    handle({ app, user, params }) {
+      return app.batch.write(() => {
+        const principals = params.principals ? resolvePrincipals(app, user, params.principals as (string | number)[]) : null;
+        return doUnsubscribe(app, user, params.subscriptions, principals);
+      });
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/users/me/subscriptions/properties',
+    auth: 'user',
+    params: {
+      subscription_data: p.json(
+        v.array(
+          v.strictObject({
+            stream_id: zInt(),
+            property: zStr(),
+            value: v.union([zBool(), zStr()], '{var_name} is not a boolean or string'),
+          }),
+        ),
+      ),
+    },
+    handle({ app, user, params }) {
+      doUpdateSubscriptionProperties(app, user, params.subscription_data);
+      return {};
+    },
+  }),
+  ...(['POST', 'PATCH'] as const).map((method) =>
+    // zulip-compat: Zulip routes the single-channel form as PATCH; its docs and older clients use POST.
+    route({
+      method,
+      path: '/api/v1/users/me/subscriptions/{stream_id:int}',
+      auth: 'user',
+      params: { property: p.oneOf(SUBSCRIPTION_PROPERTIES), value: p.jsonOrStr(v.union([zBool(), zStr()])) },
+      handle({ app, user, params, path }) {
+        doUpdateSubscriptionProperties(app, user, [{ stream_id: Number(path.stream_id), property: params.property, value: params.value }]);
+        return {};
+      },
+    }),
+  ),
+  route({
+    method: 'PATCH',
+    path: '/api/v1/streams/{stream_id:int}',
+    auth: 'user',
+    params: {
+      new_name: p.str().optional(),
+      description: p.str().optional(),
+      is_private: p.bool().optional(),
+      is_web_public: p.bool().optional(),
+      history_public_to_subscribers: p.bool().optional(),
+      is_default_stream: p.bool().optional(),
+      message_retention_days: retentionParam.optional(),
+      topics_policy: p.oneOf(TOPICS_POLICIES).optional(),
+      folder_id: p.json(v.nullable(zInt({ min: 0 }))).optional(),
+      ...(Object.fromEntries(
+        STREAM_GROUP_SETTINGS.map((s) => [s, p.json(v.union([v.strictObject({ new: groupSettingSchema, old: v.optional(groupSettingSchema) }), groupSettingSchema])).optional()]),
+      ) as Record<StreamGroupSetting, ReturnType<typeof p.json<v.GenericSchema<unknown, { new: GroupSettingValue } | GroupSettingValue>>>>),
+    },
+    handle({ app, user, params, path }) {
+      const groupSettings: Record<string, unknown> = {};
+      for (const s of STREAM_GROUP_SETTINGS) if (params[s] !== undefined) groupSettings[s] = params[s];
+      doUpdateChannel(app, user, Number(path.stream_id), {
+        newName: params.new_name,
+        description: params.description,
+        isPrivate: params.is_private,
+        isWebPublic: params.is_web_public,
+        historyPublicToSubscribers: params.history_public_to_subscribers,
+        isDefaultStream: params.is_default_stream,
+        messageRetentionDays: parseRetention(params.message_retention_days),
+        topicsPolicy: params.topics_policy,
+        folderId: params.folder_id,
+        groupSettings: groupSettings as never,
+      });
+      return {};
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/v1/streams/{stream_id:int}',
+    auth: 'user',
+    handle({ app, user, path }) {
+      doArchiveChannel(app, user, Number(path.stream_id));
+      return {};
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/users/me/{stream_id:int}/topics',
+    auth: 'user',
+    params: { allow_empty_topic_name: p.bool().default(false) },
+    handle({ app, user, params, path }) {
+      return { topics: listTopics(app, user, Number(path.stream_id), params.allow_empty_topic_name) };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/streams/{stream_id:int}/delete_topic',
+    auth: 'user',
+    params: { topic_name: p.str() },
+    handle({ app, user, params, path }) {
+      return doDeleteTopic(app, user, Number(path.stream_id), params.topic_name);
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/default_streams',
+    auth: 'user',
+    handle({ app, user }) {
+      const rows = stmt(app.db, 'SELECT s.* FROM default_stream d JOIN stream s ON s.id = d.stream_id WHERE d.realm_id = ? ORDER BY s.id').all(
+        user.realm_id,
+      ) as StreamRow[];
+      return { default_streams: rows.map((s) => formatStream(app.db, s)) };
+    },
+  }),
+  ...(['POST', 'DELETE'] as const).map((method) =>
+    route({
+      method,
+      path: '/api/v1/default_streams',
+      auth: 'user',
+      params: { stream_id: p.int({ min: 0 }) },
+      handle({ app, user, params }) {
+        doSetDefaultStream(app, user, params.stream_id, method === 'POST');
+        return {};
+      },
+    }),
+  ),
+  route({
+    method: 'POST',
+    path: '/api/v1/channel_folders/create',
+    auth: 'user',
+    params: { name: p.str(), description: p.str({ max: 1024 }).default('') },
+    handle({ app, user, params }) {
+      return { channel_folder_id: doCreateChannelFolder(app, user, params.name, params.description) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/channel_folders',
+    auth: 'user',
+    params: { include_archived: p.bool().default(false) },
+    handle({ app, user, params }) {
+      const rows = stmt(app.db, 'SELECT id, is_archived FROM channel_folder WHERE realm_id = ? ORDER BY "order", id').all(user.realm_id) as {
+        id: number;
+        is_archived: number;
+      }[];
+      return { channel_folders: rows.filter((r) => params.include_archived || !r.is_archived).map((r) => formatFolder(app, r.id)) };
+    },
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/v1/channel_folders/{channel_folder_id:int}',
+    auth: 'user',
+    params: { name: p.str().optional(), description: p.str({ max: 1024 }).optional(), is_archived: p.bool().optional() },
+    handle({ app, user, params, path }) {
+      doUpdateChannelFolder(app, user, Number(path.channel_folder_id), { name: params.name, description: params.description, isArchived: params.is_archived });
+      return {};
+    },
+  }),
+];

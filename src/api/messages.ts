@@ -1,0 +1,237 @@
+// Messages: send, fetch with narrows, single message, delete, reactions, flags, render.
+import * as v from 'valibot';
+import { doDeleteMessage, doReaction, doSendMessage, doUpdateFlags, type Addressee } from '../actions/messages';
+import { doEditMessage } from '../actions/message-edit';
+import { doUpdateFlagsForNarrow, parseAnchor } from '../actions/flags-narrow';
+import { errors } from '../http/errors';
+import { p, validate, zInt, zStr } from '../http/params';
+import { route } from '../http/route';
+import { fetchMessages, matchesNarrow } from '../lib/fetch';
+import { flagNames, formatMessages, userFlags } from '../lib/messages';
+import { parseNarrow } from '../lib/narrow';
+import { renderMessage } from '../lib/render';
+import { accessMessage } from '../actions/messages';
+
+const MESSAGE_TYPES = ['direct', 'private', 'stream', 'channel'] as const;
+
+/** `to` for direct messages: a JSON list of ids or emails, or comma-separated emails. */
+function directAddressee(to: unknown): Addressee {
+  let list: unknown = to;
+  if (typeof to === 'string') {
+    list = to.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  } else if (typeof to === 'number') {
+    list = [to];
+  }
+  const items = validate(v.array(v.union([zInt(), zStr()], 'to[] is not an integer or string')), list, 'to');
+  const userIds = items.filter((x): x is number => typeof x === 'number');
+  const emails = items.filter((x): x is string => typeof x === 'string');
+  return { kind: 'direct', userIds, emails };
+}
+
+const narrowParam = p.json(v.nullable(v.array(v.unknown()))).default([]);
+
+export const messageRoutes = [
+  route({
+    method: 'POST',
+    path: '/api/v1/messages',
+    auth: 'user',
+    params: {
+      type: p.oneOf(MESSAGE_TYPES),
+      to: p.jsonOrStr(v.union([zInt(), v.array(v.union([zInt(), zStr()]))])).optional(),
+      content: p.str(),
+      topic: p.str().alias('subject').optional(),
+      queue_id: p.str().optional(),
+      local_id: p.str().optional(),
+      read_by_sender: p.bool().optional(),
+    },
+    handle({ app, user, params, headers }) {
+      if (params.to === undefined) throw errors.missing('to');
+      let to: Addressee;
+      if (params.type === 'stream' || params.type === 'channel') {
+        const t = params.to;
+        if (typeof t === 'number') to = { kind: 'channel', streamId: t, topic: params.topic };
+        else if (typeof t === 'string') to = /^[0-9]+$/.test(t) ? { kind: 'channel', streamId: Number(t), topic: params.topic } : { kind: 'channel', streamName: t, topic: params.topic };
+        else if (Array.isArray(t) && t.length === 1) {
+          const only = t[0];
+          to = typeof only === 'number' ? { kind: 'channel', streamId: only, topic: params.topic } : { kind: 'channel', streamName: only, topic: params.topic };
+        } else throw errors.badRequest('Invalid channel name');
+      } else {
+        to = directAddressee(params.to);
+      }
+      const client = (headers['user-agent'] ?? 'API').split('/')[0].slice(0, 30) || 'API';
+      return doSendMessage(app, user, {
+        to,
+        content: params.content,
+        client,
+        readBySender: params.read_by_sender,
+        localId: params.local_id,
+        queueId: params.queue_id,
+      });
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/messages',
+    auth: 'user',
+    params: {
+      anchor: p.str().optional(),
+      include_anchor: p.bool().default(true),
+      num_before: p.int({ min: 0 }).optional(),
+      num_after: p.int({ min: 0 }).optional(),
+      narrow: narrowParam,
+      client_gravatar: p.bool().default(true),
+      apply_markdown: p.bool().default(true),
+      use_first_unread_anchor: p.bool().default(false),
+      message_ids: p.json(v.array(zInt())).optional(),
+      allow_empty_topic_name: p.bool().default(false),
+    },
+    handle({ app, user, params }) {
+      const narrow = parseNarrow(params.narrow);
+      if (params.message_ids !== undefined) {
+        const clash = ['num_before', 'num_after', 'anchor'].filter((k) => params[k as keyof typeof params] !== undefined);
+        if (clash.length || params.use_first_unread_anchor) {
+          throw errors.incompatible(['num_before', 'num_after', 'anchor', 'message_ids', 'include_anchor', 'use_first_unread_anchor']);
+        }
+        return fetchMessages(app, user, narrow, { messageIds: params.message_ids, applyMarkdown: params.apply_markdown, clientGravatar: params.client_gravatar });
+      }
+      if (params.anchor === undefined && !params.use_first_unread_anchor) throw errors.badRequest("Missing 'anchor' argument.");
+      if (params.num_before === undefined) throw errors.missing('num_before');
+      if (params.num_after === undefined) throw errors.missing('num_after');
+      if (params.num_before + params.num_after > 5000) throw errors.badRequest('Too many messages requested (maximum 5000).');
+      const anchor = params.use_first_unread_anchor ? 'first_unread' : parseAnchor(params.anchor as string);
+      if (!params.include_anchor && params.num_before > 0 && params.num_after > 0) {
+        throw errors.badRequest('The anchor can only be excluded at an end of the range');
+      }
+      return fetchMessages(app, user, narrow, {
+        anchor,
+        includeAnchor: params.include_anchor,
+        numBefore: params.num_before,
+        numAfter: params.num_after,
+        applyMarkdown: params.apply_markdown,
+        clientGravatar: params.client_gravatar,
+      });
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/messages/{message_id:int}',
+    auth: 'user',
+    params: { apply_markdown: p.bool().default(true), allow_empty_topic_name: p.bool().default(false) },
+    handle({ app, user, params, path }) {
+      const m = accessMessage(app, user, Number(path.message_id));
+      const [message] = formatMessages(app.db, [m], { applyMarkdown: params.apply_markdown, clientGravatar: false });
+      message.flags = flagNames(userFlags(app.db, user.id, m.id));
+      // zulip-compat: the deprecated top-level raw_content is still sent.
+      return { raw_content: m.content, message };
+    },
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/v1/messages/{message_id:int}',
+    auth: 'user',
+    params: {
+      content: p.str().optional(),
+      topic: p.str().alias('subject').optional(),
+      stream_id: p.int({ min: 0 }).optional(),
+      propagate_mode: p.oneOf(['change_one', 'change_later', 'change_all'] as const).default('change_one'),
+      send_notification_to_old_thread: p.bool().default(false),
+      send_notification_to_new_thread: p.bool().default(true),
+      prev_content_sha256: p.str().optional(),
+    },
+    handle({ app, user, params, path }) {
+      return doEditMessage(app, user, Number(path.message_id), {
+        content: params.content,
+        topic: params.topic,
+        streamId: params.stream_id,
+        propagateMode: params.propagate_mode,
+        prevContentSha256: params.prev_content_sha256,
+      });
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/v1/messages/{message_id:int}',
+    auth: 'user',
+    handle({ app, user, path }) {
+      doDeleteMessage(app, user, Number(path.message_id));
+      return {};
+    },
+  }),
+  ...(['POST', 'DELETE'] as const).map((method) =>
+    route({
+      method,
+      path: '/api/v1/messages/{message_id:int}/reactions',
+      auth: 'user',
+      params: {
+        emoji_name: method === 'POST' ? p.str() : p.str().optional(),
+        emoji_code: p.str().optional(),
+        reaction_type: p.str().default('unicode_emoji'),
+      },
+      handle({ app, user, params, path }) {
+        doReaction(
+          app,
+          user,
+          Number(path.message_id),
+          { emojiName: params.emoji_name, emojiCode: params.emoji_code, reactionType: params.reaction_type },
+          method === 'POST' ? 'add' : 'remove',
+        );
+        return {};
+      },
+    }),
+  ),
+  route({
+    method: 'POST',
+    path: '/api/v1/messages/flags',
+    auth: 'user',
+    params: { messages: p.json(v.array(zInt())), op: p.str(), flag: p.str() },
+    handle({ app, user, params }) {
+      if (params.op !== 'add' && params.op !== 'remove') throw errors.badRequest("Invalid message flag operation: '{operation}'", { operation: params.op });
+      const changed = doUpdateFlags(app, user, params.messages, params.flag, params.op);
+      return { messages: changed };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/messages/flags/narrow',
+    auth: 'user',
+    params: {
+      anchor: p.str(),
+      include_anchor: p.bool().default(true),
+      num_before: p.int({ min: 0 }),
+      num_after: p.int({ min: 0 }),
+      narrow: narrowParam,
+      op: p.str(),
+      flag: p.str(),
+    },
+    handle({ app, user, params }) {
+      if (params.op !== 'add' && params.op !== 'remove') throw errors.badRequest("Invalid message flag operation: '{operation}'", { operation: params.op });
+      return doUpdateFlagsForNarrow(app, user, {
+        anchor: parseAnchor(params.anchor),
+        includeAnchor: params.include_anchor,
+        numBefore: params.num_before,
+        numAfter: params.num_after,
+        narrow: parseNarrow(params.narrow),
+        op: params.op,
+        flag: params.flag,
+      });
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/messages/matches_narrow',
+    auth: 'user',
+    params: { msg_ids: p.json(v.array(zInt())), narrow: p.json(v.array(v.unknown())) },
+    handle({ app, user, params }) {
+      return { messages: matchesNarrow(app, user, params.msg_ids, parseNarrow(params.narrow)) };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/messages/render',
+    auth: 'user',
+    params: { content: p.str() },
+    handle({ app, user, params }) {
+      return { rendered: renderMessage(app, user.realm_id, params.content).html };
+    },
+  }),
+];

@@ -1,0 +1,169 @@
+// GET /messages and GET /messages/matches_narrow: anchors, windows around them, and search highlights.
+import type { App } from '../app';
+import { stmt } from '../db/stmt';
+import { errors } from '../http/errors';
+import { flagNames, formatMessages, loadMessages, type MessageRow } from './messages';
+import { fromClause, narrowToSql, FLAG, type NarrowSql, type NarrowTerm } from './narrow';
+import type { UserRow } from './users';
+
+export type Anchor = number | 'newest' | 'oldest' | 'first_unread';
+
+// Zulip's LARGER_THAN_MAX_MESSAGE_ID: the resolved anchor of "newest".
+export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
+
+/** Parses an anchor parameter: newest, oldest, first_unread, or a message id (negative reads as 0). */
+export function parseAnchor(raw: string): Anchor {
+  if (raw === 'newest' || raw === 'oldest' || raw === 'first_unread') return raw;
+  if (!/^-?[0-9]+$/.test(raw.trim())) throw errors.badRequest('Invalid anchor');
+  const n = Number(raw.trim());
+  return Math.min(Math.max(n, 0), LARGER_THAN_MAX_MESSAGE_ID);
+}
+
+function whereOf(n: NarrowSql): string {
+  return n.where.join(' AND ');
+}
+
+/** The oldest unread message in the narrow, or null. */
+function firstUnread(app: App, user: UserRow, n: NarrowSql): number | null {
+  const userBase: NarrowSql = { ...n, base: 'user' };
+  const row = stmt(app.db, `SELECT min(m.id) AS id FROM ${fromClause(userBase)} WHERE ${whereOf(n)} AND (um.flags & ${FLAG.read}) = 0`)
+    .get(user.id, ...n.params) as { id: number | null };
+  return row.id;
+}
+
+export function resolveAnchor(app: App, user: UserRow, n: NarrowSql, anchor: Anchor): number {
+  if (anchor === 'newest') return LARGER_THAN_MAX_MESSAGE_ID;
+  if (anchor === 'oldest') return 0;
+  if (anchor === 'first_unread') return firstUnread(app, user, n) ?? LARGER_THAN_MAX_MESSAGE_ID;
+  return anchor;
+}
+
+export interface WindowResult {
+  rows: { id: number; flags: number | null }[];
+  anchor: number;
+  foundAnchor: boolean;
+  foundOldest: boolean;
+  foundNewest: boolean;
+}
+
+/** The ids (and the user's flag bits) of up to numBefore + anchor + numAfter messages in the narrow. */
+export function messageWindow(
+  app: App,
+  user: UserRow,
+  n: NarrowSql,
+  anchorIn: Anchor,
+  includeAnchor: boolean,
+  numBefore: number,
+  numAfter: number,
+): WindowResult {
+  const anchor = resolveAnchor(app, user, n, anchorIn);
+  const from = fromClause(n);
+  const where = whereOf(n);
+  // The SQL text depends only on the narrow's shape, so the statement cache serves it; values are bound.
+  const before =
+    numBefore > 0
+      ? (stmt(app.db, `SELECT m.id AS id, um.flags AS flags FROM ${from} WHERE ${where} AND m.id < ? ORDER BY m.id DESC LIMIT ?`)
+          .all(user.id, ...n.params, anchor, numBefore) as { id: number; flags: number | null }[])
+      : [];
+  const afterLimit = numAfter + (includeAnchor ? 1 : 0);
+  const after =
+    afterLimit > 0
+      ? (stmt(app.db, `SELECT m.id AS id, um.flags AS flags FROM ${from} WHERE ${where} AND m.id ${includeAnchor ? '>=' : '>'} ? ORDER BY m.id ASC LIMIT ?`)
+          .all(user.id, ...n.params, anchor, afterLimit) as { id: number; flags: number | null }[])
+      : [];
+  const foundAnchor = includeAnchor && after.length > 0 && after[0].id === anchor;
+  const afterCount = after.length - (foundAnchor ? 1 : 0);
+  return {
+    rows: [...before.reverse(), ...after],
+    anchor,
+    foundAnchor,
+    foundOldest: anchor === 0 || before.length < numBefore,
+    foundNewest: anchor >= LARGER_THAN_MAX_MESSAGE_ID || afterCount < numAfter,
+  };
+}
+
+/** Wraps each occurrence of the search words in text (not inside tags) with Zulip's highlight span. */
+export function highlight(html: string, words: string[]): string {
+  if (words.length === 0) return html;
+  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).sort((a, b) => b.length - a.length);
+  const re = new RegExp(`(?<![\\p{L}\\p{N}_])(${escaped.join('|')})[\\p{L}\\p{N}_]*`, 'giu');
+  return html
+    .split(/(<[^>]*>)/)
+    .map((part) => (part.startsWith('<') ? part : part.replace(re, (m) => `<span class="highlight">${m}</span>`)))
+    .join('');
+}
+
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+
+export interface FetchOptions {
+  anchor?: Anchor;
+  includeAnchor?: boolean;
+  numBefore?: number;
+  numAfter?: number;
+  messageIds?: number[];
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+}
+
+/** GET /messages. */
+export function fetchMessages(app: App, user: UserRow, terms: NarrowTerm[], opts: FetchOptions): Record<string, unknown> {
+  const n = narrowToSql(app.db, user, terms);
+  let rows: { id: number; flags: number | null }[];
+  let extra: Record<string, unknown>;
+  if (opts.messageIds) {
+    rows = stmt(app.db, `SELECT m.id AS id, um.flags AS flags FROM ${fromClause(n)} WHERE ${whereOf(n)} AND m.id IN (SELECT value FROM json_each(?)) ORDER BY m.id`)
+      .all(user.id, ...n.params, JSON.stringify(opts.messageIds)) as { id: number; flags: number | null }[];
+    // Message ids outside the user's rows but in a channel they can read still count (shared history).
+    if (n.base === 'user') rows = addHistorical(app, user, rows, opts.messageIds, terms);
+    extra = {};
+  } else {
+    const w = messageWindow(app, user, n, opts.anchor ?? 'newest', opts.includeAnchor ?? true, opts.numBefore ?? 0, opts.numAfter ?? 0);
+    rows = w.rows;
+    extra = { anchor: w.anchor, found_anchor: w.foundAnchor, found_oldest: w.foundOldest, found_newest: w.foundNewest, history_limited: false };
+  }
+  const loaded = new Map(loadMessages(app.db, rows.map((r) => r.id)).map((m) => [m.id, m]));
+  const ordered = rows.map((r) => loaded.get(r.id)).filter((m): m is MessageRow => m !== undefined);
+  const formatted = formatMessages(app.db, ordered, { applyMarkdown: opts.applyMarkdown, clientGravatar: opts.clientGravatar });
+  formatted.forEach((msg, i) => {
+    msg.flags = flagNames(rows[i].flags);
+    if (n.searchTerms.length) {
+      msg.match_content = highlight(ordered[i].rendered_content, n.searchTerms);
+      msg.match_subject = highlight(escapeHtml(ordered[i].topic), n.searchTerms);
+    }
+  });
+  return { messages: formatted, ...extra };
+}
+
+function addHistorical(
+  app: App,
+  user: UserRow,
+  rows: { id: number; flags: number | null }[],
+  ids: number[],
+  terms: NarrowTerm[],
+): { id: number; flags: number | null }[] {
+  const have = new Set(rows.map((r) => r.id));
+  const missing = ids.filter((id) => !have.has(id));
+  if (missing.length === 0 || terms.some((t) => t.operator === 'is' && t.operand !== 'resolved')) return rows;
+  const extraRows: { id: number; flags: number | null }[] = [];
+  for (const id of missing) {
+    const m = stmt(app.db, 'SELECT stream_id FROM message WHERE id = ? AND realm_id = ?').get(id, user.realm_id) as { stream_id: number | null } | undefined;
+    if (!m || m.stream_id === null) continue;
+    const sub = narrowToSql(app.db, user, [...terms, { operator: 'channel', operand: m.stream_id, negated: false }]);
+    if (sub.base !== 'channel') continue;
+    const ok = stmt(app.db, `SELECT m.id FROM ${fromClause(sub)} WHERE ${whereOf(sub)} AND m.id = ?`).get(user.id, ...sub.params, id);
+    if (ok) extraRows.push({ id, flags: null });
+  }
+  return [...rows, ...extraRows].sort((a, b) => a.id - b.id);
+}
+
+/** GET /messages/matches_narrow: which of the user's received messages match, with highlights. */
+export function matchesNarrow(app: App, user: UserRow, ids: number[], terms: NarrowTerm[]): Record<string, unknown> {
+  const n: NarrowSql = { ...narrowToSql(app.db, user, terms), base: 'user' };
+  const rows = stmt(app.db, `SELECT m.id AS id FROM ${fromClause(n)} WHERE ${whereOf(n)} AND m.id IN (SELECT value FROM json_each(?)) ORDER BY m.id`)
+    .all(user.id, ...n.params, JSON.stringify(ids)) as { id: number }[];
+  const out: Record<string, unknown> = {};
+  for (const m of loadMessages(app.db, rows.map((r) => r.id))) {
+    out[m.id] = { match_content: highlight(m.rendered_content, n.searchTerms), match_subject: highlight(escapeHtml(m.topic), n.searchTerms) };
+  }
+  return out;
+}

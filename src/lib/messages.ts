@@ -1,0 +1,176 @@
+// Read side of messages: loading rows, the per-user flag list, and the message objects Zulip clients
+// expect (GET /messages, GET /messages/{id}, message events).
+import type { Db } from '../db/open';
+import { stmt } from '../db/stmt';
+import { FLAG } from './narrow';
+import { avatarUrl, type UserRow } from './users';
+
+export interface MessageRow {
+  id: number;
+  realm_id: number;
+  sender_id: number;
+  stream_id: number | null;
+  direct_group_id: number | null;
+  topic: string;
+  topic_key: string;
+  content: string;
+  rendered_content: string;
+  date_sent: number;
+  last_edit_time: number | null;
+  last_moved_time: number | null;
+  edit_history: string | null;
+  has_link: number;
+  has_image: number;
+  has_attachment: number;
+  client: string;
+}
+
+// Offsets keep channel and conversation recipient ids apart (clients use recipient_id to group).
+const DIRECT_RECIPIENT_BASE = 1_000_000_000;
+
+export function findMessage(db: Db, realmId: number, id: number): MessageRow | null {
+  return (stmt(db, 'SELECT * FROM message WHERE realm_id = ? AND id = ?').get(realmId, id) as MessageRow | undefined) ?? null;
+}
+
+/** Flag names as the API lists them, from the stored bits (null: the user has no row: historical). */
+export function flagNames(bits: number | null): string[] {
+  if (bits === null) return ['read', 'historical'];
+  const out: string[] = [];
+  if (bits & FLAG.read) out.push('read');
+  if (bits & FLAG.starred) out.push('starred');
+  if (bits & FLAG.collapsed) out.push('collapsed');
+  if (bits & (FLAG.mentioned | FLAG.group_mentioned)) out.push('mentioned');
+  if (bits & FLAG.stream_wildcard_mentioned) out.push('stream_wildcard_mentioned');
+  if (bits & FLAG.topic_wildcard_mentioned) out.push('topic_wildcard_mentioned');
+  // zulip-compat: the legacy name still reaches older clients for either kind of wildcard mention.
+  if (bits & (FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned)) out.push('wildcard_mentioned');
+  if (bits & FLAG.has_alert_word) out.push('has_alert_word');
+  if (bits & FLAG.historical) out.push('historical');
+  return out;
+}
+
+interface SenderInfo {
+  id: number;
+  email: string;
+  full_name: string;
+  avatar_source: string;
+  avatar_version: number;
+  delivery_email: string;
+}
+
+export interface FormatOptions {
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+}
+
+/** Participants of a direct-message conversation, as display_recipient lists them. */
+export function directRecipients(db: Db, groupId: number): { id: number; email: string; full_name: string; is_mirror_dummy: boolean }[] {
+  return (
+    stmt(
+      db,
+      'SELECT u.id, u.email, u.full_name FROM direct_group_member g JOIN user u ON u.id = g.user_id WHERE g.group_id = ? ORDER BY u.id',
+    ).all(groupId) as { id: number; email: string; full_name: string }[]
+  ).map((u) => ({ ...u, is_mirror_dummy: false }));
+}
+
+/** Reactions of the given messages, grouped by message id. */
+function reactionsOf(db: Db, ids: number[]): Map<number, Record<string, unknown>[]> {
+  const out = new Map<number, Record<string, unknown>[]>();
+  if (ids.length === 0) return out;
+  const rows = stmt(
+    db,
+    `SELECT r.message_id, r.user_id, r.emoji_name, r.emoji_code, r.reaction_type, u.email, u.full_name
+     FROM reaction r JOIN user u ON u.id = r.user_id WHERE r.message_id IN (SELECT value FROM json_each(?)) ORDER BY r.rowid`,
+  ).all(JSON.stringify(ids)) as { message_id: number; user_id: number; emoji_name: string; emoji_code: string; reaction_type: string; email: string; full_name: string }[];
+  for (const r of rows) {
+    const list = out.get(r.message_id) ?? [];
+    list.push({
+      emoji_name: r.emoji_name,
+      emoji_code: r.emoji_code,
+      reaction_type: r.reaction_type,
+      user_id: r.user_id,
+      user: { id: r.user_id, email: r.email, full_name: r.full_name, is_mirror_dummy: false },
+    });
+    out.set(r.message_id, list);
+  }
+  return out;
+}
+
+/** Loads message rows by id (any order in, ascending id out). */
+export function loadMessages(db: Db, ids: number[]): MessageRow[] {
+  if (ids.length === 0) return [];
+  return stmt(db, 'SELECT * FROM message WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id').all(JSON.stringify(ids)) as MessageRow[];
+}
+
+/** Message objects without per-user flags (events add flags per recipient). */
+export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions): Record<string, unknown>[] {
+  const reactions = reactionsOf(db, rows.map((r) => r.id));
+  const senders = new Map<number, SenderInfo>();
+  const streamNames = new Map<number, string>();
+  const recipients = new Map<number, ReturnType<typeof directRecipients>>();
+  const realmStr = new Map<number, string>();
+  return rows.map((m) => {
+    let sender = senders.get(m.sender_id);
+    if (!sender) {
+      sender = stmt(db, 'SELECT id, email, full_name, avatar_source, avatar_version, delivery_email FROM user WHERE id = ?').get(m.sender_id) as SenderInfo;
+      senders.set(m.sender_id, sender);
+    }
+    let realm = realmStr.get(m.realm_id);
+    if (realm === undefined) {
+      realm = (stmt(db, 'SELECT string_id FROM realm WHERE id = ?').get(m.realm_id) as { string_id: string }).string_id;
+      realmStr.set(m.realm_id, realm);
+    }
+    const out: Record<string, unknown> = {
+      id: m.id,
+      sender_id: m.sender_id,
+      content: opts.applyMarkdown ? m.rendered_content : m.content,
+      recipient_id: m.stream_id !== null ? m.stream_id : DIRECT_RECIPIENT_BASE + (m.direct_group_id as number),
+      timestamp: m.date_sent,
+      client: m.client,
+      subject: m.topic,
+      topic_links: [],
+      is_me_message: /^\/me( |$)/.test(m.content),
+      reactions: reactions.get(m.id) ?? [],
+      submessages: [],
+      sender_full_name: sender.full_name,
+      sender_email: sender.email,
+      sender_realm_str: realm,
+      avatar_url:
+        opts.clientGravatar && sender.avatar_source === 'G' ? null : avatarUrl({ delivery_email: sender.delivery_email, avatar_version: sender.avatar_version } as UserRow),
+      content_type: opts.applyMarkdown ? 'text/html' : 'text/x-markdown',
+    };
+    if (m.stream_id !== null) {
+      let name = streamNames.get(m.stream_id);
+      if (name === undefined) {
+        name = (stmt(db, 'SELECT name FROM stream WHERE id = ?').get(m.stream_id) as { name: string }).name;
+        streamNames.set(m.stream_id, name);
+      }
+      out.type = 'stream';
+      out.stream_id = m.stream_id;
+      out.display_recipient = name;
+    } else {
+      let list = recipients.get(m.direct_group_id as number);
+      if (!list) {
+        list = directRecipients(db, m.direct_group_id as number);
+        recipients.set(m.direct_group_id as number, list);
+      }
+      out.type = 'private';
+      out.display_recipient = list;
+    }
+    if (m.last_edit_time !== null) out.last_edit_timestamp = m.last_edit_time;
+    if (m.last_moved_time !== null) out.last_moved_timestamp = m.last_moved_time;
+    if (m.edit_history) out.edit_history = JSON.parse(m.edit_history);
+    return out;
+  });
+}
+
+/** The user's flag bits for one message, or null if they have no row. */
+export function userFlags(db: Db, userId: number, messageId: number): number | null {
+  const row = stmt(db, 'SELECT flags FROM usermessage WHERE user_id = ? AND message_id = ?').get(userId, messageId) as { flags: number } | undefined;
+  return row ? row.flags : null;
+}
+
+/** Ids of the users who have a row for the message (who hear about edits, reactions, deletions). */
+export function messageRecipientIds(db: Db, messageId: number): number[] {
+  return (stmt(db, 'SELECT user_id FROM usermessage WHERE message_id = ?').all(messageId) as { user_id: number }[]).map((r) => r.user_id);
+}

@@ -1,0 +1,355 @@
+// Narrows: parsing Zulip's two forms ({operator, operand, negated} objects and legacy [operator,
+// operand] pairs) and translating them to SQL over indexed columns, never filtering in JavaScript.
+// The query has two shapes: the user's own message rows (usermessage ⋈ message), or, when the narrow
+// names one channel whose history the user may read, the channel's messages with the user's rows
+// LEFT JOINed (messages they did not receive show as "historical").
+import type { Db } from '../db/open';
+import { stmt } from '../db/stmt';
+import { errors, JsonableError } from '../http/errors';
+import { getRealmById } from './realm';
+import { canAccessStreamHistory, findStreamById, findStreamByName, type StreamRow } from './streams';
+import { findUserByEmail, findUserById, isGuest, type UserRow } from './users';
+
+export interface NarrowTerm {
+  operator: string;
+  operand: unknown;
+  negated: boolean;
+}
+
+export const FLAG = {
+  read: 1,
+  starred: 2,
+  collapsed: 4,
+  mentioned: 8,
+  stream_wildcard_mentioned: 16,
+  topic_wildcard_mentioned: 32,
+  group_mentioned: 64,
+  has_alert_word: 128,
+  historical: 256,
+  is_private: 512,
+  active_mobile_push_notification: 1024,
+} as const;
+export const MENTION_FLAGS = FLAG.mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned | FLAG.group_mentioned;
+
+const badNarrow = (desc: string) => new JsonableError('Invalid narrow operator: {desc}', { code: 'BAD_NARROW', vars: { desc } });
+
+const ALIASES: Record<string, string> = {
+  stream: 'channel',
+  streams: 'channels',
+  subject: 'topic',
+  'pm-with': 'dm',
+  pm_with: 'dm',
+  'group-pm-with': 'group-pm-with',
+  group_pm_with: 'group-pm-with',
+};
+
+const KNOWN = new Set([
+  'channel',
+  'channels',
+  'topic',
+  'sender',
+  'dm',
+  'dm-including',
+  'group-pm-with',
+  'is',
+  'has',
+  'in',
+  'search',
+  'near',
+  'id',
+  'with',
+  'mentions',
+]);
+
+/** Validates a decoded narrow (list of objects or pairs) into terms with canonical operator names. */
+export function parseNarrow(raw: unknown, varName = 'narrow'): NarrowTerm[] {
+  if (raw === null || raw === undefined) return [];
+  if (!Array.isArray(raw)) throw errors.badRequest('{var_name} is not a list', { var_name: varName });
+  return raw.map((el, i) => {
+    const bad = (why: string) => errors.badRequest('Invalid {var_name}[{i}]: Value error, {why}', { var_name: varName, i, why });
+    let operator: unknown;
+    let operand: unknown;
+    let negated = false;
+    if (Array.isArray(el)) {
+      if (el.length !== 2 || typeof el[0] !== 'string' || typeof el[1] !== 'string') throw bad('element is not a string pair');
+      [operator, operand] = el;
+    } else if (el !== null && typeof el === 'object') {
+      const o = el as Record<string, unknown>;
+      if (!('operator' in o)) throw bad('operator is missing');
+      if (!('operand' in o)) throw bad('operand is missing');
+      operator = o.operator;
+      operand = o.operand;
+      if (typeof operator !== 'string') throw bad('operator is not a string');
+      if ('negated' in o) {
+        if (typeof o.negated !== 'boolean') throw bad('negated is not a boolean');
+        negated = o.negated;
+      }
+    } else {
+      throw bad('dict or list required');
+    }
+    const op = ALIASES[operator as string] ?? (operator as string);
+    if (!KNOWN.has(op)) throw badNarrow(`unknown operator ${operator as string}`);
+    const idOk = ['channel', 'id', 'sender', 'group-pm-with', 'dm-including', 'with', 'mentions', 'near'].includes(op);
+    const listOk = op === 'dm';
+    const okType =
+      typeof operand === 'string' ||
+      (idOk && typeof operand === 'number' && Number.isInteger(operand)) ||
+      (listOk && Array.isArray(operand) && operand.every((x) => typeof x === 'number' || typeof x === 'string'));
+    if (!okType) throw bad('operand is not a string');
+    if (op === 'search' && (operand as string).trim() === '') throw badNarrow('search operand cannot be empty');
+    return { operator: op, operand, negated };
+  });
+}
+
+export interface NarrowSql {
+  /** 'user': FROM usermessage um JOIN message m; 'channel': FROM message m LEFT JOIN usermessage um. */
+  base: 'user' | 'channel';
+  where: string[];
+  params: unknown[];
+  /** Search words, for highlighting. */
+  searchTerms: string[];
+}
+
+/** The SQL FROM clause for a narrow; `?` is the user's id. */
+export function fromClause(n: NarrowSql): string {
+  return n.base === 'user'
+    ? 'usermessage um JOIN message m ON m.id = um.message_id AND um.user_id = ?'
+    : 'message m LEFT JOIN usermessage um ON um.message_id = m.id AND um.user_id = ?';
+}
+
+function resolveUser(db: Db, user: UserRow, operand: unknown): UserRow {
+  let u: UserRow | null = null;
+  if (typeof operand === 'number') u = findUserById(db, user.realm_id, operand);
+  else if (typeof operand === 'string' && /^[0-9]+$/.test(operand)) u = findUserById(db, user.realm_id, Number(operand));
+  else if (typeof operand === 'string') u = findUserByEmail(db, user.realm_id, operand.trim());
+  if (!u) throw badNarrow(`unknown user ${String(operand)}`);
+  return u;
+}
+
+function resolveStream(db: Db, user: UserRow, operand: unknown): StreamRow {
+  let s: StreamRow | null = null;
+  if (typeof operand === 'number') s = findStreamById(db, user.realm_id, operand);
+  else if (typeof operand === 'string') s = findStreamByName(db, user.realm_id, operand) ?? (/^[0-9]+$/.test(operand) ? findStreamById(db, user.realm_id, Number(operand)) : null);
+  if (!s) throw badNarrow(`unknown channel ${String(operand)}`);
+  return s;
+}
+
+/** The direct_group id for exactly `ids` (sorted, unique), or 0 when that conversation never existed. */
+export function directGroupId(db: Db, realmId: number, ids: number[]): number {
+  const key = [...new Set(ids)].sort((a, b) => a - b).join(',');
+  const row = stmt(db, 'SELECT id FROM direct_group WHERE realm_id = ? AND member_key = ?').get(realmId, key) as { id: number } | undefined;
+  return row?.id ?? 0;
+}
+
+/** Case-folded topic key used by the topic index; the organization's empty-topic name means "". */
+export function topicKey(topic: string): string {
+  return topic.toLowerCase();
+}
+
+/** Words of a search operand, for FTS5 (each quoted, prefix-matched) and for highlighting. */
+export function searchWords(operand: string): string[] {
+  return operand
+    .split(/[^\p{L}\p{N}_]+/u)
+    .map((w) => w.trim())
+    .filter((w) => w.length > 0);
+}
+
+/** Translates terms to SQL conditions for `user`. Throws BAD_NARROW for contradictions and unknowns. */
+export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowSql {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const searchTerms: string[] = [];
+  const realm = getRealmById(db, user.realm_id);
+  const emptyTopicName = realm?.empty_topic_display_name ?? 'general chat';
+
+  // 'with' is replaced by the conversation of that message, if the user can see it.
+  const withTerms = terms.filter((t) => t.operator === 'with');
+  if (withTerms.length > 1) throw new JsonableError('Invalid narrow operator combination: {desc}', { code: 'BAD_NARROW', vars: { desc: "Duplicate 'with' operators." } });
+  if (withTerms.length === 1) {
+    const id = Number(withTerms[0].operand);
+    if (!Number.isInteger(id)) throw badNarrow("Invalid 'with' operator");
+    terms = terms.filter((t) => t.operator !== 'with');
+    const m = stmt(db, 'SELECT stream_id, topic, direct_group_id FROM message WHERE id = ? AND realm_id = ?').get(id, user.realm_id) as
+      | { stream_id: number | null; topic: string; direct_group_id: number | null }
+      | undefined;
+    if (m && messageVisibleTo(db, user, id)) {
+      terms = terms.filter((t) => !['channel', 'topic', 'dm'].includes(t.operator));
+      if (m.stream_id !== null) {
+        terms.push({ operator: 'channel', operand: m.stream_id, negated: false }, { operator: 'topic', operand: m.topic, negated: false });
+      } else {
+        const members = (stmt(db, 'SELECT user_id FROM direct_group_member WHERE group_id = ?').all(m.direct_group_id) as { user_id: number }[]).map((r) => r.user_id);
+        terms.push({ operator: 'dm', operand: members, negated: false });
+      }
+    }
+  }
+
+  const positive = terms.filter((t) => !t.negated);
+  if (positive.some((t) => t.operator === 'channel' || t.operator === 'channels') && positive.some((t) => t.operator === 'dm' || (t.operator === 'is' && (t.operand === 'dm' || t.operand === 'private')))) {
+    throw badNarrow('No message can be both a channel message and direct message');
+  }
+
+  // Shared history: one named channel whose history the user can read, and no flag-based 'is:' term.
+  const flagIs = positive.some((t) => t.operator === 'is' && t.operand !== 'resolved' && t.operand !== 'followed');
+  let base: 'user' | 'channel' = 'user';
+  const channelTerm = positive.find((t) => t.operator === 'channel');
+  if (channelTerm && !flagIs) {
+    const s = resolveStream(db, user, channelTerm.operand);
+    if (canAccessStreamHistory(db, user, s)) base = 'channel';
+  }
+  const channelsTerm = positive.find((t) => t.operator === 'channels');
+  if (!channelTerm && channelsTerm && !flagIs && channelsTerm.operand === 'public' && !isGuest(user)) base = 'channel';
+
+  for (const t of terms) {
+    let cond: string;
+    const p: unknown[] = [];
+    switch (t.operator) {
+      case 'channel': {
+        const s = resolveStream(db, user, t.operand);
+        cond = 'm.stream_id = ?';
+        p.push(s.id);
+        break;
+      }
+      case 'channels': {
+        if (t.operand === 'public') cond = 'm.stream_id IN (SELECT id FROM stream WHERE realm_id = ? AND invite_only = 0)';
+        else if (t.operand === 'web-public') cond = 'm.stream_id IN (SELECT id FROM stream WHERE realm_id = ? AND is_web_public = 1)';
+        else throw badNarrow(`unknown channels operand ${String(t.operand)}`);
+        p.push(user.realm_id);
+        break;
+      }
+      case 'topic': {
+        const topic = String(t.operand);
+        const key = topic === emptyTopicName ? '' : topicKey(topic);
+        cond = 'm.stream_id IS NOT NULL AND m.topic_key = ?';
+        p.push(key);
+        break;
+      }
+      case 'sender':
+        cond = 'm.sender_id = ?';
+        p.push(resolveUser(db, user, t.operand).id);
+        break;
+      case 'dm': {
+        const raw = t.operand;
+        const items: unknown[] = Array.isArray(raw) ? raw : String(raw).split(',').map((s) => s.trim()).filter((s) => s !== '');
+        const ids = items.map((x) => resolveUser(db, user, x).id);
+        cond = 'm.direct_group_id = ?';
+        p.push(directGroupId(db, user.realm_id, [...ids, user.id]));
+        break;
+      }
+      case 'dm-including': {
+        const other = resolveUser(db, user, t.operand);
+        cond = 'm.direct_group_id IN (SELECT group_id FROM direct_group_member WHERE user_id = ?)';
+        p.push(other.id);
+        break;
+      }
+      case 'group-pm-with': {
+        const other = resolveUser(db, user, t.operand);
+        cond = `m.direct_group_id IN (SELECT g.group_id FROM direct_group_member g WHERE g.user_id = ?
+                  AND (SELECT count(*) FROM direct_group_member c WHERE c.group_id = g.group_id) > 2)`;
+        p.push(other.id);
+        break;
+      }
+      case 'is':
+        switch (t.operand) {
+          case 'dm':
+          case 'private':
+            cond = 'm.direct_group_id IS NOT NULL';
+            break;
+          case 'starred':
+            cond = `(coalesce(um.flags, 0) & ${FLAG.starred}) <> 0`;
+            break;
+          case 'unread':
+            cond = `um.flags IS NOT NULL AND (um.flags & ${FLAG.read}) = 0`;
+            break;
+          case 'mentioned':
+            cond = `(coalesce(um.flags, 0) & ${MENTION_FLAGS}) <> 0`;
+            break;
+          case 'alerted':
+            cond = `(coalesce(um.flags, 0) & ${FLAG.has_alert_word}) <> 0`;
+            break;
+          case 'resolved':
+            cond = "m.stream_id IS NOT NULL AND m.topic LIKE '✔ %'";
+            break;
+          case 'followed':
+            cond = 'EXISTS (SELECT 1 FROM user_topic ut WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy = 3)';
+            p.push(user.id);
+            break;
+          case 'muted':
+            cond = `(m.stream_id IN (SELECT stream_id FROM subscription WHERE user_id = ? AND is_muted = 1)
+                     OR EXISTS (SELECT 1 FROM user_topic ut WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy = 1))`;
+            p.push(user.id, user.id);
+            break;
+          default:
+            throw badNarrow(`unknown 'is' operand ${String(t.operand)}`);
+        }
+        break;
+      case 'has':
+        switch (t.operand) {
+          case 'link':
+            cond = 'm.has_link = 1';
+            break;
+          case 'image':
+            cond = 'm.has_image = 1';
+            break;
+          case 'attachment':
+            cond = 'm.has_attachment = 1';
+            break;
+          case 'reaction':
+            cond = 'EXISTS (SELECT 1 FROM reaction r WHERE r.message_id = m.id)';
+            break;
+          default:
+            throw badNarrow(`unknown 'has' operand ${String(t.operand)}`);
+        }
+        break;
+      case 'in':
+        if (t.operand === 'home') {
+          cond = 'NOT coalesce(m.stream_id IN (SELECT stream_id FROM subscription WHERE user_id = ? AND is_muted = 1), 0)';
+          p.push(user.id);
+        } else if (t.operand === 'all') cond = '1';
+        else throw badNarrow(`unknown 'in' operand ${String(t.operand)}`);
+        break;
+      case 'search': {
+        const words = searchWords(String(t.operand));
+        if (!t.negated) searchTerms.push(...words);
+        if (words.length === 0) {
+          cond = '0';
+          break;
+        }
+        cond = 'm.id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)';
+        p.push(words.map((w) => `"${w.replace(/"/g, '""')}"*`).join(' '));
+        break;
+      }
+      case 'near':
+        cond = '1'; // clients pass the message as the anchor; no filtering
+        break;
+      case 'id': {
+        const id = Number(t.operand);
+        if (!Number.isInteger(id)) throw badNarrow(`invalid message ID ${String(t.operand)}`);
+        cond = 'm.id = ?';
+        p.push(id);
+        break;
+      }
+      case 'mentions': {
+        const other = resolveUser(db, user, t.operand);
+        cond = `EXISTS (SELECT 1 FROM usermessage x WHERE x.user_id = ? AND x.message_id = m.id AND (x.flags & ${FLAG.mentioned}) <> 0)`;
+        p.push(other.id);
+        break;
+      }
+      default:
+        throw badNarrow(`unknown operator ${t.operator}`);
+    }
+    where.push(t.negated ? `NOT (${cond})` : `(${cond})`);
+    params.push(...p);
+  }
+  where.push('m.realm_id = ?');
+  params.push(user.realm_id);
+  return { base, where, params, searchTerms };
+}
+
+/** Whether `user` can read message `id`: their own row, or a channel whose history they can read. */
+export function messageVisibleTo(db: Db, user: UserRow, id: number): boolean {
+  if (stmt(db, 'SELECT 1 FROM usermessage WHERE user_id = ? AND message_id = ?').get(user.id, id)) return true;
+  const m = stmt(db, 'SELECT stream_id FROM message WHERE id = ? AND realm_id = ?').get(id, user.realm_id) as { stream_id: number | null } | undefined;
+  if (!m || m.stream_id === null) return false;
+  const s = findStreamById(db, user.realm_id, m.stream_id);
+  return s !== null && canAccessStreamHistory(db, user, s);
+}
