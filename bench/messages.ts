@@ -1,0 +1,194 @@
+// Message benchmarks (run by hand: `node --import tsx bench/messages.ts [send|read|all]`):
+//  send: POST /messages to a channel with 50 subscribers from 16 concurrent keep-alive clients;
+//        every reply comes after its commit, so the rate is committed messages per second.
+//  read: GET /messages (100 newest, channel + topic narrow) and full-text search on a database of
+//        1,000,000 messages; p50/p95 latencies.
+// The server runs as its own process (rate limits off); the load comes from this process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { createApp } from '../src/app';
+import { configFromEnv } from '../src/config';
+import { doCreateRealm } from '../src/actions/realm';
+import { doCreateUser } from '../src/actions/users';
+import { doCreateChannel } from '../src/actions/streams';
+import { ROLE } from '../src/lib/roles';
+import { findUserById, type UserRow } from '../src/lib/users';
+import { FLAG } from '../src/lib/narrow';
+
+const root = path.join(__dirname, '..');
+
+interface Seeded {
+  dir: string;
+  email: string;
+  apiKey: string;
+  streamId: number;
+}
+
+function seed(subscribers: number): Seeded {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-'));
+  const config = configFromEnv({});
+  config.dataDir = dir;
+  const app = createApp(config);
+  const { realmId, owner } = doCreateRealm(app, { name: 'Bench', ownerEmail: 'owner@bench.example.com', ownerPassword: 'benchmark-pw', ownerFullName: 'Owner' });
+  const ids = [owner.userId];
+  for (let i = 1; i < subscribers; i++) {
+    ids.push(doCreateUser(app, { realmId, email: `user${i}@bench.example.com`, password: null, fullName: `User ${i}`, role: ROLE.MEMBER, acting: null }).userId);
+  }
+  const ownerRow = findUserById(app.db, realmId, owner.userId) as UserRow;
+  const stream = doCreateChannel(app, ownerRow, realmId, { name: 'bench' });
+  const sub = app.db.prepare('INSERT INTO subscription (user_id, stream_id) VALUES (?, ?)');
+  for (const id of ids) sub.run(id, stream.id);
+  app.batch.commit();
+  app.close();
+  return { dir, email: owner.email, apiKey: owner.apiKey, streamId: stream.id };
+}
+
+/** Fills the channel with `count` messages (two topics) straight through SQL, with FTS and per-user rows. */
+function fill(s: Seeded, count: number): void {
+  const config = configFromEnv({});
+  config.dataDir = s.dir;
+  const app = createApp(config);
+  const users = (app.db.prepare('SELECT user_id FROM subscription WHERE stream_id = ?').all(s.streamId) as { user_id: number }[]).map((r) => r.user_id);
+  const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima', 'mike', 'november'];
+  const insMsg = app.db.prepare(
+    `INSERT INTO message (realm_id, sender_id, stream_id, topic, topic_key, content, rendered_content, date_sent) VALUES (1, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const insFts = app.db.prepare('INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)');
+  const insUm = app.db.prepare('INSERT INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)');
+  const started = Date.now();
+  const chunk = 50_000;
+  for (let done = 0; done < count; done += chunk) {
+    app.db.transaction(() => {
+      for (let i = done; i < Math.min(count, done + chunk); i++) {
+        const topic = i % 100 === 0 ? 'rare topic' : `topic ${i % 50}`;
+        const content = `${words[i % 14]} ${words[(i * 7) % 14]} message number ${i} ${i % 997 === 0 ? 'needle' : 'hay'}`;
+        const id = Number(insMsg.run(users[i % users.length], s.streamId, topic, topic, content, `<p>${content}</p>`, 1_700_000_000 + i).lastInsertRowid);
+        insFts.run(id, topic, content);
+        for (const u of users) insUm.run(u, id, FLAG.read);
+      }
+    })();
+    process.stderr.write(`\rfilled ${Math.min(count, done + chunk)} / ${count}`);
+  }
+  app.db.prepare("UPDATE stream SET first_message_id = (SELECT min(id) FROM message) WHERE id = ?").run(s.streamId);
+  process.stderr.write(` in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  app.close();
+}
+
+function startServer(dir: string): Promise<{ proc: ChildProcess; port: number }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts'), 'serve', '--data-dir', dir, '--port', '0', '--no-rate-limits'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
+      if (m) resolve({ proc, port: Number(m[1]) });
+    });
+    proc.on('exit', (code) => reject(new Error(`server exited ${code}`)));
+  });
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+function request(port: number, auth: string, method: string, p: string, body?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: p,
+        agent,
+        headers: {
+          authorization: auth,
+          ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } : {}),
+        },
+      },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (data += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+      },
+    );
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+
+async function benchSend(): Promise<void> {
+  const s = seed(50);
+  const { proc, port } = await startServer(s.dir);
+  const auth = 'Basic ' + Buffer.from(`${s.email}:${s.apiKey}`).toString('base64');
+  const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+  const clients = 16;
+  let ok = 0;
+  let failed = 0;
+  const deadline = Date.now() + seconds * 1000;
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      let i = 0;
+      while (Date.now() < deadline) {
+        const body = new URLSearchParams({ type: 'stream', to: String(s.streamId), topic: `topic ${c % 4}`, content: `hello from client ${c}, message ${i++}` }).toString();
+        const res = await request(port, auth, 'POST', '/api/v1/messages', body);
+        if (res.status === 200) ok++;
+        else if (failed++ < 3) console.error(res.status, res.body);
+      }
+    }),
+  );
+  const elapsed = (Date.now() - started) / 1000;
+  proc.kill('SIGTERM');
+  console.log(`POST /messages, 50 subscribers, ${clients} clients, ${elapsed.toFixed(1)} s: ${(ok / elapsed).toFixed(0)} messages/s committed (${ok} ok, ${failed} failed); target >= 5000`);
+  fs.rmSync(s.dir, { recursive: true, force: true });
+}
+
+async function benchRead(): Promise<void> {
+  const count = Number(process.env.BENCH_MESSAGES ?? 1_000_000);
+  const s = seed(5);
+  fill(s, count);
+  const { proc, port } = await startServer(s.dir);
+  const auth = 'Basic ' + Buffer.from(`${s.email}:${s.apiKey}`).toString('base64');
+  const run = async (label: string, query: Record<string, string>, n: number, target: string) => {
+    const times: number[] = [];
+    let count2 = -1;
+    for (let i = 0; i < n; i++) {
+      const t0 = process.hrtime.bigint();
+      const res = await request(port, auth, 'GET', '/api/v1/messages?' + new URLSearchParams(query).toString());
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      if (res.status !== 200) throw new Error(`${label}: ${res.status} ${res.body.slice(0, 200)}`);
+      count2 = (JSON.parse(res.body).messages as unknown[]).length;
+    }
+    times.sort((a, b) => a - b);
+    console.log(`${label}: ${count2} messages, p50 ${pct(times, 0.5).toFixed(2)} ms, p95 ${pct(times, 0.95).toFixed(2)} ms over ${n} requests; target ${target}`);
+  };
+  const narrowTopic = JSON.stringify([{ operator: 'channel', operand: s.streamId }, { operator: 'topic', operand: 'topic 7' }]);
+  await run('GET /messages 100 newest, channel+topic', { anchor: 'newest', num_before: '100', num_after: '0', narrow: narrowTopic }, 200, 'p50 < 5 ms');
+  const narrowRare = JSON.stringify([{ operator: 'channel', operand: s.streamId }, { operator: 'topic', operand: 'rare topic' }]);
+  await run('GET /messages 100 newest, channel+rare topic', { anchor: 'newest', num_before: '100', num_after: '0', narrow: narrowRare }, 200, 'p50 < 5 ms');
+  const search = JSON.stringify([{ operator: 'search', operand: 'needle' }]);
+  await run('search "needle" (100 newest)', { anchor: 'newest', num_before: '100', num_after: '0', narrow: search }, 50, 'p50 < 50 ms');
+  const search2 = JSON.stringify([{ operator: 'channel', operand: s.streamId }, { operator: 'search', operand: 'alpha delta' }]);
+  await run('search "alpha delta" in channel (100 newest)', { anchor: 'newest', num_before: '100', num_after: '0', narrow: search2 }, 50, 'p50 < 50 ms');
+  proc.kill('SIGTERM');
+  fs.rmSync(s.dir, { recursive: true, force: true });
+}
+
+async function main(): Promise<void> {
+  const which = process.argv[2] ?? 'all';
+  if (which === 'send' || which === 'all') await benchSend();
+  if (which === 'read' || which === 'all') await benchRead();
+  agent.destroy();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
