@@ -1,6 +1,8 @@
 // Every route Parley serves, in one table (the router, the docs generator and tests read it).
 import type { AnyRoute } from '../http/route';
+import { channelRoutes } from './channels';
+import { messageRoutes } from './messages';
 import { serverRoutes } from './server';
 import { userRoutes } from './users';
 
-export const allRoutes: readonly AnyRoute[] = [...serverRoutes, ...userRoutes];
+export const allRoutes: readonly AnyRoute[] = [...serverRoutes, ...userRoutes, ...channelRoutes, ...messageRoutes];

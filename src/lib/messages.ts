@@ -73,14 +73,15 @@ export function directRecipients(db: Db, groupId: number): { id: number; email: 
   ).map((u) => ({ ...u, is_mirror_dummy: false }));
 }
 
-/** Reactions of the given messages, grouped by message id. */
+/** Reactions of the given messages, grouped by message id (reaction is WITHOUT ROWID: a stable key order). */
 function reactionsOf(db: Db, ids: number[]): Map<number, Record<string, unknown>[]> {
   const out = new Map<number, Record<string, unknown>[]>();
   if (ids.length === 0) return out;
   const rows = stmt(
     db,
     `SELECT r.message_id, r.user_id, r.emoji_name, r.emoji_code, r.reaction_type, u.email, u.full_name
-     FROM reaction r JOIN user u ON u.id = r.user_id WHERE r.message_id IN (SELECT value FROM json_each(?)) ORDER BY r.rowid`,
+     FROM reaction r JOIN user u ON u.id = r.user_id WHERE r.message_id IN (SELECT value FROM json_each(?))
+     ORDER BY r.message_id, r.emoji_code, r.user_id`,
   ).all(JSON.stringify(ids)) as { message_id: number; user_id: number; emoji_name: string; emoji_code: string; reaction_type: string; email: string; full_name: string }[];
   for (const r of rows) {
     const list = out.get(r.message_id) ?? [];
