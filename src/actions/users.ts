@@ -110,7 +110,9 @@ export function doDeactivateUser(app: App, acting: UserRow, targetId: number): v
     const target = accessUserById(app.db, acting, targetId, { forAdmin: true });
     if (isOwner(target) && !isOwner(acting)) throw errors.ownerRequired();
     if (isOwner(target) && activeOwnerIds(app.db, target.realm_id).length <= 1) {
-      throw errors.cannotDeactivateLast('organization owner', true);
+      // zulip-compat: this endpoint answers a plain BAD_REQUEST (its OpenAPI example); only
+      // DELETE /users/me uses CANNOT_DEACTIVATE_LAST_USER with is_last_owner and entity.
+      throw errors.badRequest('Cannot deactivate the only organization owner');
     }
     setActive(app, target, false);
   });

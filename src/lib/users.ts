@@ -63,9 +63,9 @@ export function activeOwnerIds(db: Db, realmId: number): number[] {
   }[]).map((r) => r.id);
 }
 
-/** Newest message id the server has (deprecated max_message_id of GET /users/me). */
-export function maxMessageId(db: Db, realmId: number): number {
-  const row = stmt(db, 'SELECT max(id) AS id FROM message WHERE realm_id = ?').get(realmId) as { id: number | null };
+/** Newest message the user has received, or -1 (deprecated max_message_id of GET /users/me, as Zulip counts it). */
+export function maxMessageId(db: Db, userId: number): number {
+  const row = stmt(db, 'SELECT max(message_id) AS id FROM usermessage WHERE user_id = ?').get(userId) as { id: number | null };
   return row.id ?? -1;
 }
 
@@ -122,6 +122,7 @@ export function formatUser(u: UserRow, opts: { profileData?: Record<string, unkn
     date_joined: isoTime(u.date_joined),
     avatar_url: avatarUrl(u),
     delivery_email: u.delivery_email,
+    is_imported_stub: u.is_imported_stub === 1,
   };
   if (isBot(u)) {
     out.bot_type = u.bot_type;
@@ -161,7 +162,7 @@ export function formatOwnUser(db: Db, u: UserRow): Record<string, unknown> {
     role: u.role,
     timezone: u.timezone,
     date_joined: isoTime(u.date_joined),
-    max_message_id: maxMessageId(db, u.realm_id),
+    max_message_id: maxMessageId(db, u.id),
     user_id: u.id,
   };
   if (isBot(u)) {

@@ -3,14 +3,17 @@ import { errors } from '../http/errors';
 import { codePoints } from '../http/params';
 
 export const MAX_NAME_LENGTH = 100;
+export const MIN_NAME_LENGTH = 2;
 const NAME_INVALID_CHARS = /[*`\\>"@\u0000-\u001f\u007f]/;
 
-/** Zulip's check_full_name: trimmed, 1..100 code points, none of its reserved characters. */
+/** Zulip's check_full_name: trimmed, 2..100 code points, none of its reserved characters, no "|123" suffix. */
 export function checkFullName(raw: string): string {
   const name = raw.trim();
   if (codePoints(name) > MAX_NAME_LENGTH) throw errors.badRequest('Name too long!');
-  if (name.length === 0) throw errors.badRequest('Name too short!');
+  if (codePoints(name) < MIN_NAME_LENGTH) throw errors.badRequest('Name too short!');
   if (NAME_INVALID_CHARS.test(name)) throw errors.badRequest('Invalid characters in name!');
+  // "Name|123" is how mentions disambiguate users: a name may not look like one.
+  if (/\|\d+$/.test(raw)) throw errors.badRequest('Invalid format!');
   return name;
 }
 
