@@ -582,7 +582,8 @@ describe('date_joined of API-created users', () => {
     const login = await t.api(null, 'POST', '/fetch_api_key', { username: 'late.joiner@example.com', password: PASSWORD });
     assert.equal(login.status, 200);
     assert.equal((await getUser(id)).date_joined, '2024-02-03T08:00:00+00:00');
-    const me = await t.api({ email: 'late.joiner@example.com', apiKey: login.body.api_key }, 'GET', '/users/me');
+    const joiner = { id, email: 'late.joiner@example.com', apiKey: login.body.api_key, password: PASSWORD, fullName: 'Late Joiner' };
+    const me = await t.api(joiner, 'GET', '/users/me');
     assert.equal(me.body.date_joined, '2024-02-03T08:00:00+00:00');
     assert.deepEqual(
       events.map((e) => e.event),

@@ -216,7 +216,8 @@ describe('authentication over the wire', () => {
 
     it('refuse a missing, unknown or expired session with 401 UNAUTHORIZED', async () => {
       const expired = cookieFor(t.users.othello, -10);
-      for (const headers of [{}, { cookie: `${SESSION_COOKIE}=unknown` }, { cookie: expired }]) {
+      const variants: Record<string, string>[] = [{}, { cookie: `${SESSION_COOKIE}=unknown` }, { cookie: expired }];
+      for (const headers of variants) {
         const res = await t.raw('GET', '/api/v1/test/session', { headers });
         assert.equal(res.status, 401);
         assert.deepEqual(res.body, NOT_LOGGED_IN);
