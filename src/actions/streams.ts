@@ -76,9 +76,10 @@ export function retentionToColumn(value: RetentionInput): number | null {
 /** Default group settings of a new channel (Zulip's defaults). */
 function defaultGroupSettings(app: App, realmId: number, creator: UserRow | null, now: number): Record<StreamGroupSetting, number> {
   const sys = (name: string) => systemGroupId(app.db, realmId, name);
+  // zulip-compat: "stream_creator_or_nobody"; organization administrators may administer every channel anyway.
   const administer = creator
-    ? storeGroupSetting(app.db, realmId, 'can_administer_channel_group', { direct_members: [creator.id], direct_subgroups: [sys('role:administrators')] }, now)
-    : sys('role:administrators');
+    ? storeGroupSetting(app.db, realmId, 'can_administer_channel_group', { direct_members: [creator.id], direct_subgroups: [] }, now)
+    : sys('role:nobody');
   return {
     can_add_subscribers_group: sys('role:nobody'),
     can_administer_channel_group: administer,

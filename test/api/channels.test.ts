@@ -1,0 +1,429 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from '../helpers/server';
+import { createChannel, err, SUCCESS, systemGroups, type SystemGroupName } from '../helpers/chat';
+
+const NOW = 1_700_000_000;
+let t: TestServer;
+let g: Record<SystemGroupName, number>;
+before(async () => {
+  t = await startTestServer({ clock: { nowMs: () => NOW * 1000 } });
+  g = systemGroups(t);
+});
+after(() => t.close());
+
+/** The channel object Zulip shows for a channel created with defaults by `creatorId`. */
+function defaultChannel(id: number, name: string, creatorId: number, overrides: Record<string, unknown> = {}) {
+  return {
+    stream_id: id,
+    name,
+    is_archived: false,
+    description: '',
+    rendered_description: '',
+    date_created: NOW,
+    creator_id: creatorId,
+    invite_only: false,
+    is_web_public: false,
+    stream_post_policy: 1,
+    message_retention_days: null,
+    history_public_to_subscribers: true,
+    first_message_id: null,
+    folder_id: null,
+    topics_policy: 'inherit',
+    is_recently_active: true,
+    is_announcement_only: false,
+    subscriber_count: 0,
+    stream_weekly_traffic: null,
+    can_add_subscribers_group: g['role:nobody'],
+    can_administer_channel_group: { direct_members: [creatorId], direct_subgroups: [] },
+    can_create_topic_group: g['role:everyone'],
+    can_delete_any_message_group: g['role:nobody'],
+    can_delete_own_message_group: g['role:nobody'],
+    can_move_messages_out_of_channel_group: g['role:nobody'],
+    can_move_messages_within_channel_group: g['role:nobody'],
+    can_remove_subscribers_group: g['role:administrators'],
+    can_resolve_topics_group: g['role:nobody'],
+    can_send_message_group: g['role:everyone'],
+    can_subscribe_group: g['role:nobody'],
+    ...overrides,
+  };
+}
+
+async function getChannel(id: number, user = t.users.owner) {
+  const res = await t.api(user, 'GET', `/streams/${id}`);
+  assert.equal(res.status, 200, res.text);
+  return res.body.stream;
+}
+
+describe('POST /channels/create', () => {
+  it('creates a public channel with Zulip defaults and answers {id}', async () => {
+    const u = t.users;
+    const res = await t.api(u.hamlet, 'POST', '/channels/create', { name: 'design', subscribers: [u.hamlet.id, u.othello.id] });
+    assert.equal(res.status, 200);
+    assert.deepEqual(Object.keys(res.body).sort(), ['id', 'msg', 'result']);
+    const id = res.body.id;
+    assert.deepEqual(await getChannel(id), defaultChannel(id, 'design', u.hamlet.id, { subscriber_count: 2 }));
+    const members = await t.api(u.hamlet, 'GET', `/streams/${id}/members`);
+    assert.deepEqual(members.body, { ...SUCCESS, subscribers: [u.hamlet.id, u.othello.id] });
+  });
+
+  it('does not subscribe the creator unless listed', async () => {
+    const id = await createChannel(t, t.users.hamlet, 'no-creator', [t.users.othello]);
+    const members = await t.api(t.users.hamlet, 'GET', `/streams/${id}/members`);
+    assert.deepEqual(members.body.subscribers, [t.users.othello.id]);
+  });
+
+  it('takes every field, group settings as an id or as {direct_members, direct_subgroups}', async () => {
+    const u = t.users;
+    const folder = await t.api(u.admin, 'POST', '/channel_folders/create', { name: 'Engineering', description: 'eng' });
+    assert.equal(folder.status, 200, folder.text);
+    const res = await t.api(u.owner, 'POST', '/channels/create', {
+      name: '  backend  ',
+      description: 'Server work',
+      subscribers: [u.owner.id, u.bot.id],
+      invite_only: true,
+      history_public_to_subscribers: true,
+      message_retention_days: 30,
+      folder_id: folder.body.channel_folder_id,
+      topics_policy: 'disable_empty_topic',
+      can_add_subscribers_group: g['role:moderators'],
+      can_administer_channel_group: { direct_members: [u.hamlet.id], direct_subgroups: [g['role:moderators']] },
+      can_create_topic_group: g['role:members'],
+      can_delete_any_message_group: g['role:administrators'],
+      can_delete_own_message_group: g['role:members'],
+      can_move_messages_out_of_channel_group: g['role:moderators'],
+      can_move_messages_within_channel_group: { direct_members: [], direct_subgroups: [g['role:members']] },
+      can_remove_subscribers_group: g['role:moderators'],
+      can_resolve_topics_group: g['role:everyone'],
+      can_send_message_group: { direct_members: [u.owner.id, u.othello.id], direct_subgroups: [] },
+      can_subscribe_group: g['role:members'],
+    });
+    assert.equal(res.status, 200, res.text);
+    const id = res.body.id;
+    const stream = await getChannel(id);
+    assert.ok(stream.rendered_description.includes('Server work'));
+    assert.deepEqual(
+      stream,
+      defaultChannel(id, 'backend', u.owner.id, {
+        description: 'Server work',
+        rendered_description: stream.rendered_description,
+        invite_only: true,
+        history_public_to_subscribers: true,
+        message_retention_days: 30,
+        folder_id: folder.body.channel_folder_id,
+        topics_policy: 'disable_empty_topic',
+        subscriber_count: 2,
+        can_add_subscribers_group: g['role:moderators'],
+        can_administer_channel_group: { direct_members: [u.hamlet.id], direct_subgroups: [g['role:moderators']] },
+        can_create_topic_group: g['role:members'],
+        can_delete_any_message_group: g['role:administrators'],
+        can_delete_own_message_group: g['role:members'],
+        can_move_messages_out_of_channel_group: g['role:moderators'],
+        // One subgroup and no members is that group itself, as in Zulip.
+        can_move_messages_within_channel_group: g['role:members'],
+        can_remove_subscribers_group: g['role:moderators'],
+        can_resolve_topics_group: g['role:everyone'],
+        can_send_message_group: { direct_members: [u.owner.id, u.othello.id], direct_subgroups: [] },
+        can_subscribe_group: g['role:members'],
+      }),
+    );
+  });
+
+  it('makes private channels protected-history by default and keeps the public default', async () => {
+    const id = await createChannel(t, t.users.hamlet, 'secret-default', [t.users.hamlet], { invite_only: true });
+    const s = await getChannel(id);
+    assert.equal(s.invite_only, true);
+    assert.equal(s.history_public_to_subscribers, false);
+  });
+
+  it('takes message_retention_days raw, JSON-encoded, and the legacy "forever"', async () => {
+    const cases: [string, unknown][] = [
+      ['unlimited', -1],
+      ['"unlimited"', -1],
+      ['forever', -1],
+      ['"forever"', -1],
+      ['realm_default', null],
+      ['"realm_default"', null],
+      ['7', 7],
+    ];
+    let i = 0;
+    for (const [raw, stored] of cases) {
+      const res = await t.api(t.users.owner, 'POST', '/channels/create', { name: `retention-${i++}`, subscribers: [], message_retention_days: raw });
+      assert.equal(res.status, 200, `${raw}: ${res.text}`);
+      assert.equal((await getChannel(res.body.id)).message_retention_days, stored, raw);
+    }
+    const bad = await t.api(t.users.owner, 'POST', '/channels/create', { name: 'retention-bad', subscribers: [], message_retention_days: 'sometimes' });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, 'BAD_REQUEST');
+  });
+
+  it('lets only owners set message_retention_days', async () => {
+    const res = await t.api(t.users.admin, 'POST', '/channels/create', { name: 'retention-admin', subscribers: [], message_retention_days: 5 });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, err('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL'));
+  });
+
+  it('answers 409 CHANNEL_ALREADY_EXISTS with channel_name, case-insensitively', async () => {
+    await createChannel(t, t.users.hamlet, 'Existing', []);
+    const res = await t.api(t.users.othello, 'POST', '/channels/create', { name: 'existing', subscribers: [] });
+    assert.equal(res.status, 409);
+    assert.deepEqual(res.body, err("Channel 'Existing' already exists", 'CHANNEL_ALREADY_EXISTS', { channel_name: 'Existing' }));
+  });
+
+  it('refuses guests', async () => {
+    const res = await t.api(t.users.guest, 'POST', '/channels/create', { name: 'guest-made', subscribers: [] });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, err('Not allowed for guest users'));
+  });
+
+  it('requires name and subscribers', async () => {
+    let res = await t.api(t.users.hamlet, 'POST', '/channels/create', { subscribers: [] });
+    assert.deepEqual(res.body, err("Missing 'name' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'name' }));
+    res = await t.api(t.users.hamlet, 'POST', '/channels/create', { name: 'x' });
+    assert.deepEqual(res.body, err("Missing 'subscribers' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'subscribers' }));
+  });
+
+  it('bounds the name and description', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ name: '   ' }, 'name cannot be blank'],
+      [{ name: 'x'.repeat(61) }, 'Channel name too long (limit: 60 characters).'],
+      [{ name: 'bad\u0001name' }, 'Invalid character in channel name, at position 4.'],
+      [{ name: 'long-desc', description: 'd'.repeat(1025) }, 'description is too long (limit: 1024 characters)'],
+    ];
+    for (const [params, msg] of cases) {
+      const res = await t.api(t.users.hamlet, 'POST', '/channels/create', { subscribers: [], ...params });
+      assert.equal(res.status, 400, msg);
+      assert.deepEqual(res.body, err(msg));
+    }
+    // Exactly at the bounds is fine (code points, not UTF-16 units).
+    const name = '🙂'.repeat(60);
+    const ok = await t.api(t.users.hamlet, 'POST', '/channels/create', { name, subscribers: [], description: 'd'.repeat(1024) });
+    assert.equal(ok.status, 200, ok.text);
+  });
+
+  it('refuses unknown subscribers with "No such user"', async () => {
+    const res = await t.api(t.users.hamlet, 'POST', '/channels/create', { name: 'ghosts', subscribers: [99999] });
+    assert.deepEqual(res.body, err('No such user'));
+    assert.equal((await t.api(t.users.hamlet, 'GET', '/get_stream_id', { stream: 'ghosts' })).status, 400);
+  });
+
+  it('is_default_stream: administrators only, and never private', async () => {
+    let res = await t.api(t.users.hamlet, 'POST', '/channels/create', { name: 'default-by-member', subscribers: [], is_default_stream: true });
+    assert.deepEqual(res.body, err('Insufficient permission'));
+    res = await t.api(t.users.admin, 'POST', '/channels/create', { name: 'default-private', subscribers: [], is_default_stream: true, invite_only: true });
+    assert.deepEqual(res.body, err('A default channel cannot be private.'));
+    res = await t.api(t.users.admin, 'POST', '/channels/create', { name: 'default-ok', subscribers: [], is_default_stream: true });
+    assert.equal(res.status, 200, res.text);
+    const defaults = await t.api(t.users.hamlet, 'GET', '/streams', { include_public: false, include_subscribed: false, include_default: true });
+    assert.deepEqual(
+      defaults.body.streams.map((s: { name: string }) => s.name),
+      ['default-ok'],
+    );
+  });
+
+  it('web-public channels need the server setting', async () => {
+    const res = await t.api(t.users.owner, 'POST', '/channels/create', { name: 'web', subscribers: [], is_web_public: true });
+    assert.deepEqual(res.body, err('Web-public channels are not enabled.'));
+  });
+
+  it('can_create_topic_group must be role:everyone for private channels with protected history', async () => {
+    const msg = "'can_create_topic_group' must be 'role:everyone' for private channels with protected history.";
+    let res = await t.api(t.users.hamlet, 'POST', '/channels/create', {
+      name: 'protected-topics',
+      subscribers: [],
+      invite_only: true,
+      history_public_to_subscribers: false,
+      can_create_topic_group: g['role:members'],
+    });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, err(msg));
+    // Allowed with shared history, and for public channels.
+    res = await t.api(t.users.hamlet, 'POST', '/channels/create', {
+      name: 'shared-topics',
+      subscribers: [],
+      invite_only: true,
+      history_public_to_subscribers: true,
+      can_create_topic_group: g['role:members'],
+    });
+    assert.equal(res.status, 200, res.text);
+  });
+
+  it('refuses unknown groups in group settings', async () => {
+    const res = await t.api(t.users.hamlet, 'POST', '/channels/create', { name: 'bad-group', subscribers: [], can_send_message_group: 99999 });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, err('Invalid user group ID: 99999'));
+  });
+});
+
+describe('GET /streams', () => {
+  it('lists public and subscribed channels; private ones only to subscribers', async () => {
+    const u = t.users;
+    await createChannel(t, u.hamlet, 'listing-public', []);
+    const priv = await createChannel(t, u.hamlet, 'listing-private', [u.hamlet], { invite_only: true });
+    const names = async (user: typeof u.hamlet, params: Record<string, unknown> = {}) => {
+      const res = await t.api(user, 'GET', '/streams', params);
+      assert.equal(res.status, 200, res.text);
+      return res.body.streams.map((s: { name: string }) => s.name) as string[];
+    };
+    const hamlet = await names(u.hamlet);
+    assert.ok(hamlet.includes('listing-public') && hamlet.includes('listing-private'));
+    const othello = await names(u.othello);
+    assert.ok(othello.includes('listing-public') && !othello.includes('listing-private'));
+    // include_public=false: only subscribed ones.
+    assert.deepEqual(await names(u.othello, { include_public: false }), (await names(u.othello)).filter((n) => n === 'design' || n === 'no-creator'));
+    // Admins see private channels with include_all.
+    assert.ok((await names(u.admin, { include_all: true })).includes('listing-private'));
+    // Guests see only what they are subscribed to (none here).
+    assert.deepEqual(await names(u.guest), []);
+    const guestAll = await t.api(u.guest, 'GET', '/streams', { include_all: true });
+    assert.deepEqual(guestAll.body, err('User not authorized for this query'));
+    void priv;
+  });
+});
+
+describe('GET /streams/{stream_id} and GET /get_stream_id', () => {
+  it('answers the same for missing and inaccessible channels', async () => {
+    const priv = await createChannel(t, t.users.hamlet, 'hidden-one', [t.users.hamlet], { invite_only: true });
+    for (const id of [priv, 99999]) {
+      const res = await t.api(t.users.othello, 'GET', `/streams/${id}`);
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, err('Invalid channel ID'));
+    }
+    for (const name of ['hidden-one', 'nowhere']) {
+      const res = await t.api(t.users.othello, 'GET', '/get_stream_id', { stream: name });
+      assert.deepEqual(res.body, err(`Invalid channel name '${name}'`));
+    }
+    const ok = await t.api(t.users.hamlet, 'GET', '/get_stream_id', { stream: 'HIDDEN-ONE' });
+    assert.deepEqual(ok.body, { ...SUCCESS, stream_id: priv });
+  });
+});
+
+describe('PATCH /streams/{stream_id}', () => {
+  it('renames and redescribes for channel administrators; others are refused', async () => {
+    const id = await createChannel(t, t.users.hamlet, 'to-rename', [t.users.hamlet]);
+    let res = await t.api(t.users.othello, 'PATCH', `/streams/${id}`, { new_name: 'stolen' });
+    assert.deepEqual(res.body, err('You do not have permission to administer this channel.'));
+    res = await t.api(t.users.hamlet, 'PATCH', `/streams/${id}`, { new_name: 'renamed', description: 'new words' });
+    assert.deepEqual(res.body, SUCCESS);
+    const s = await getChannel(id);
+    assert.equal(s.name, 'renamed');
+    assert.equal(s.description, 'new words');
+    res = await t.api(t.users.hamlet, 'PATCH', `/streams/${id}`, { new_name: 'design' });
+    assert.equal(res.status, 409);
+    assert.deepEqual(res.body, err("Channel 'design' already exists", 'CHANNEL_ALREADY_EXISTS', { channel_name: 'design' }));
+  });
+
+  it('makes a channel private and back; admins may always administer', async () => {
+    const id = await createChannel(t, t.users.hamlet, 'privacy', [t.users.hamlet]);
+    let res = await t.api(t.users.admin, 'PATCH', `/streams/${id}`, { is_private: true, history_public_to_subscribers: false });
+    assert.deepEqual(res.body, SUCCESS);
+    let s = await getChannel(id);
+    assert.deepEqual([s.invite_only, s.history_public_to_subscribers], [true, false]);
+    res = await t.api(t.users.admin, 'PATCH', `/streams/${id}`, { is_private: false });
+    s = await getChannel(id);
+    assert.deepEqual([s.invite_only, s.history_public_to_subscribers], [false, true]);
+  });
+
+  it('refuses empty_topic_only while other topics exist', async () => {
+    const id = await createChannel(t, t.users.hamlet, 'topics-policy', [t.users.hamlet]);
+    await t.api(t.users.hamlet, 'POST', '/messages', { type: 'channel', to: id, topic: 'named', content: 'x' });
+    const res = await t.api(t.users.hamlet, 'PATCH', `/streams/${id}`, { topics_policy: 'empty_topic_only' });
+    assert.deepEqual(
+      res.body,
+      err('To enable this configuration, all messages in this channel must be in the general chat topic. Consider renaming or deleting other topics.'),
+    );
+  });
+});
+
+describe('DELETE /streams/{stream_id}', () => {
+  it('archives: channel administrators only; archived channels leave the default listing', async () => {
+    const id = await createChannel(t, t.users.hamlet, 'to-archive', [t.users.hamlet, t.users.othello]);
+    let res = await t.api(t.users.othello, 'DELETE', `/streams/${id}`);
+    assert.deepEqual(res.body, err('You do not have permission to administer this channel.'));
+    res = await t.api(t.users.hamlet, 'DELETE', `/streams/${id}`);
+    assert.deepEqual(res.body, SUCCESS);
+    assert.equal((await getChannel(id)).is_archived, true);
+    const list = await t.api(t.users.othello, 'GET', '/streams');
+    assert.ok(!list.body.streams.some((s: { stream_id: number }) => s.stream_id === id));
+    const withArchived = await t.api(t.users.othello, 'GET', '/streams', { exclude_archived: false });
+    assert.ok(withArchived.body.streams.some((s: { stream_id: number }) => s.stream_id === id));
+    res = await t.api(t.users.hamlet, 'POST', '/messages', { type: 'channel', to: id, topic: 'x', content: 'late' });
+    assert.deepEqual(res.body, err(`Channel with ID '${id}' does not exist`, 'STREAM_DOES_NOT_EXIST', { stream_id: id }));
+    res = await t.api(t.users.hamlet, 'DELETE', `/streams/${id}`);
+    assert.deepEqual(res.body, err('Invalid channel ID'));
+  });
+});
+
+describe('default channels', () => {
+  it('POST/DELETE /default_streams: administrators only, public channels only', async () => {
+    const pub = await createChannel(t, t.users.hamlet, 'defaultable', []);
+    const priv = await createChannel(t, t.users.hamlet, 'not-defaultable', [t.users.hamlet], { invite_only: true });
+    let res = await t.api(t.users.hamlet, 'POST', '/default_streams', { stream_id: pub });
+    assert.deepEqual(res.body, err('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'));
+    res = await t.api(t.users.admin, 'POST', '/default_streams', { stream_id: priv });
+    assert.deepEqual(res.body, err('Private channels cannot be made default.'));
+    res = await t.api(t.users.admin, 'POST', '/default_streams', { stream_id: pub });
+    assert.deepEqual(res.body, SUCCESS);
+    const names = async () =>
+      ((await t.api(t.users.hamlet, 'GET', '/default_streams')).body.default_streams as { name: string }[]).map((s) => s.name);
+    assert.ok((await names()).includes('defaultable'));
+    res = await t.api(t.users.admin, 'DELETE', '/default_streams', { stream_id: pub });
+    assert.deepEqual(res.body, SUCCESS);
+    assert.ok(!(await names()).includes('defaultable'));
+    res = await t.api(t.users.admin, 'POST', '/default_streams', { stream_id: 99999 });
+    assert.deepEqual(res.body, err('Invalid channel ID'));
+  });
+});
+
+describe('channel folders', () => {
+  it('creates, lists, renames and archives folders (administrators)', async () => {
+    let res = await t.api(t.users.hamlet, 'POST', '/channel_folders/create', { name: 'Nope' });
+    assert.deepEqual(res.body, err('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'));
+    res = await t.api(t.users.admin, 'POST', '/channel_folders/create', { name: 'Marketing', description: '' });
+    assert.equal(res.status, 200, res.text);
+    const id = res.body.channel_folder_id;
+    res = await t.api(t.users.admin, 'POST', '/channel_folders/create', { name: 'marketing' });
+    assert.deepEqual(res.body, err("Channel folder name 'marketing' is already in use."));
+    res = await t.api(t.users.admin, 'PATCH', `/channel_folders/${id}`, { name: 'Sales', is_archived: true });
+    assert.deepEqual(res.body, SUCCESS);
+    res = await t.api(t.users.hamlet, 'GET', '/channel_folders');
+    assert.ok(!res.body.channel_folders.some((f: { id: number }) => f.id === id));
+    res = await t.api(t.users.hamlet, 'GET', '/channel_folders', { include_archived: true });
+    const folder = res.body.channel_folders.find((f: { id: number }) => f.id === id);
+    assert.deepEqual(folder, {
+      id,
+      name: 'Sales',
+      description: '',
+      rendered_description: '',
+      order: folder.order,
+      date_created: NOW,
+      creator_id: t.users.admin.id,
+      is_archived: true,
+    });
+    res = await t.api(t.users.hamlet, 'POST', '/channels/create', { name: 'in-missing-folder', subscribers: [], folder_id: 99999 });
+    assert.deepEqual(res.body, err('Invalid channel folder ID'));
+  });
+});
+
+describe('GET /users/me/{stream_id}/topics', () => {
+  it('lists topics newest first, with the newest spelling', async () => {
+    const id = await createChannel(t, t.users.hamlet, 'topic-list', [t.users.hamlet]);
+    const send = (topic: string) => t.api(t.users.hamlet, 'POST', '/messages', { type: 'channel', to: id, topic, content: 'x' });
+    const a = (await send('alpha')).body.id;
+    const b = (await send('beta')).body.id;
+    const a2 = (await send('ALPHA')).body.id;
+    const e = (await send('')).body.id;
+    const res = await t.api(t.users.othello, 'GET', `/users/me/${id}/topics`);
+    assert.deepEqual(res.body, {
+      ...SUCCESS,
+      topics: [
+        { max_id: e, name: 'general chat' },
+        { max_id: a2, name: 'ALPHA' },
+        { max_id: b, name: 'beta' },
+      ],
+    });
+    const raw = await t.api(t.users.othello, 'GET', `/users/me/${id}/topics`, { allow_empty_topic_name: true });
+    assert.equal(raw.body.topics[0].name, '');
+    void a;
+  });
+});
