@@ -131,5 +131,7 @@ export const errors = {
       code: 'CANNOT_DEACTIVATE_LAST_USER',
       data: { is_last_owner: isLastOwner, entity },
     }),
+  badEventQueueId: (queueId: string) =>
+    new JsonableError('Bad event queue ID: {queue_id}', { code: 'BAD_EVENT_QUEUE_ID', data: { queue_id: queueId } }),
   internal: () => new JsonableError('Internal server error', { code: 'INTERNAL_SERVER_ERROR', status: 500 }),
 };
