@@ -6,6 +6,7 @@ import type { Config } from './config';
 import { openDatabase, type Db } from './db/open';
 import { WriteBatch } from './db/tx';
 import { EventBus } from './events/bus';
+import { QueueRegistry } from './events/registry';
 import { systemClock, type Clock } from './lib/clock';
 import { findRealm } from './lib/realm';
 
@@ -14,6 +15,8 @@ export interface App {
   readonly db: Db;
   readonly batch: WriteBatch;
   readonly events: EventBus;
+  /** The in-memory event queues (POST /register, GET /events). */
+  readonly queues: QueueRegistry;
   readonly clock: Clock;
   /** DATA_DIR/uploads (or a temporary folder for an in-memory database). */
   readonly uploadsDir: string;
@@ -41,12 +44,19 @@ export function createApp(config: Config, opts: { clock?: Clock } = {}): App {
   let realmId: number | null = null;
   let closed = false;
   const shutdownHooks: (() => void)[] = [];
+  const events = new EventBus();
+  const clock = opts.clock ?? systemClock;
+  const queues = new QueueRegistry({ db, events, clock, config });
+  queues.start();
+  // Parked long-polls are answered at once so the server can stop without waiting for heartbeats.
+  shutdownHooks.push(() => queues.stop());
   return {
     config,
     db,
     batch,
-    events: new EventBus(),
-    clock: opts.clock ?? systemClock,
+    events,
+    queues,
+    clock,
     uploadsDir,
     publicUrl: config.externalUrl ?? `http://${config.host}:${config.port}`,
     realmId() {

@@ -1,0 +1,191 @@
+// One client's event queue: what it asked for at registration, the events not yet acknowledged, and at
+// most one parked long-poll. Queues live in memory only (a restart answers BAD_EVENT_QUEUE_ID and the
+// client registers again, as after Zulip's queue garbage collection).
+//
+// Events are stored without their id and shared between queues; the id is attached when a poll reads
+// them, so one event object serves every recipient queue.
+import { buildNarrowPredicate, type NarrowPredicate, type NarrowTerm } from './narrow-match';
+
+/** The client_capabilities of POST /register, each defaulting to false. */
+export interface ClientCapabilities {
+  notification_settings_null: boolean;
+  bulk_message_deletion: boolean;
+  user_avatar_url_field_optional: boolean;
+  stream_typing_notifications: boolean;
+  user_settings_object: boolean;
+  linkifier_url_template: boolean;
+  user_list_incomplete: boolean;
+  include_deactivated_groups: boolean;
+  archived_channels: boolean;
+  empty_topic_name: boolean;
+  simplified_presence_events: boolean;
+}
+
+export const CAPABILITY_NAMES = [
+  'notification_settings_null',
+  'bulk_message_deletion',
+  'user_avatar_url_field_optional',
+  'stream_typing_notifications',
+  'user_settings_object',
+  'linkifier_url_template',
+  'user_list_incomplete',
+  'include_deactivated_groups',
+  'archived_channels',
+  'empty_topic_name',
+  'simplified_presence_events',
+] as const satisfies readonly (keyof ClientCapabilities)[];
+
+/** Capabilities read from an object holding some of them (missing ones are false; other keys ignored). */
+export function capabilities(given: object = {}): ClientCapabilities {
+  const out = {} as ClientCapabilities;
+  for (const name of CAPABILITY_NAMES) out[name] = (given as Record<string, unknown>)[name] === true;
+  return out;
+}
+
+/** Everything a queue is registered with. */
+export interface QueueSpec {
+  userId: number;
+  realmId: number;
+  /** null: every event type. */
+  eventTypes: readonly string[] | null;
+  narrow: readonly NarrowTerm[];
+  allPublicStreams: boolean;
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  slimPresence: boolean;
+  capabilities: ClientCapabilities;
+  /** Idle time before the queue is collected. */
+  lifespanSeconds: number;
+}
+
+export type WireEvent = Record<string, unknown>;
+
+interface Waiter {
+  resolve: (events: WireEvent[]) => void;
+  timer: NodeJS.Timeout;
+}
+
+export class EventQueue {
+  readonly userId: number;
+  readonly realmId: number;
+  readonly eventTypes: ReadonlySet<string> | null;
+  readonly narrow: readonly NarrowTerm[];
+  readonly narrowMatches: NarrowPredicate;
+  readonly allPublicStreams: boolean;
+  readonly applyMarkdown: boolean;
+  readonly clientGravatar: boolean;
+  readonly slimPresence: boolean;
+  readonly capabilities: ClientCapabilities;
+  readonly lifespanMs: number;
+  /** Ids of unacknowledged events, parallel to `events`; both start at `head`. */
+  private ids: number[] = [];
+  private events: WireEvent[] = [];
+  private head = 0;
+  private nextEventId = 0;
+  /** The newest acknowledged id (-1 before any). */
+  newestPrunedId = -1;
+  /** Last time a client was connected (a poll started or ended), clock milliseconds. */
+  lastConnectedMs: number;
+  private waiter: Waiter | null = null;
+
+  constructor(
+    readonly id: string,
+    spec: QueueSpec,
+    nowMs: number,
+  ) {
+    this.userId = spec.userId;
+    this.realmId = spec.realmId;
+    this.eventTypes = spec.eventTypes === null ? null : new Set(spec.eventTypes);
+    this.narrow = spec.narrow;
+    this.narrowMatches = buildNarrowPredicate(spec.narrow);
+    this.allPublicStreams = spec.allPublicStreams;
+    this.applyMarkdown = spec.applyMarkdown;
+    this.clientGravatar = spec.clientGravatar;
+    this.slimPresence = spec.slimPresence;
+    this.capabilities = spec.capabilities;
+    this.lifespanMs = spec.lifespanSeconds * 1000;
+    this.lastConnectedMs = nowMs;
+  }
+
+  /** Whether the queue's event_types let `type` through. */
+  wants(type: string): boolean {
+    return this.eventTypes === null || this.eventTypes.has(type);
+  }
+
+  /** Unacknowledged events. */
+  get size(): number {
+    return this.ids.length - this.head;
+  }
+
+  get parked(): boolean {
+    return this.waiter !== null;
+  }
+
+  /** Appends an event (without id; it is not copied) and wakes the parked poll. */
+  push(event: WireEvent): void {
+    this.ids.push(this.nextEventId++);
+    this.events.push(event);
+    this.finishPoll();
+  }
+
+  /**
+   * Acknowledges events up to `lastEventId` (Zulip's prune), with Zulip's two errors for an id the
+   * queue cannot account for.
+   */
+  acknowledge(lastEventId: number): 'ok' | 'pruned' | 'unknown' {
+    if (lastEventId < this.newestPrunedId) return 'pruned';
+    while (this.head < this.ids.length && this.ids[this.head] <= lastEventId) {
+      this.newestPrunedId = this.ids[this.head];
+      this.head++;
+    }
+    // Compact once the dropped prefix dominates, so acknowledging stays O(1) amortised.
+    if (this.head > 64 && this.head * 2 > this.ids.length) {
+      this.ids = this.ids.slice(this.head);
+      this.events = this.events.slice(this.head);
+      this.head = 0;
+    }
+    return lastEventId === this.newestPrunedId ? 'ok' : 'unknown';
+  }
+
+  /** The unacknowledged events as the client sees them (each with its id, last, as Zulip adds it). */
+  contents(): WireEvent[] {
+    const out: WireEvent[] = [];
+    for (let i = this.head; i < this.ids.length; i++) out.push({ ...this.events[i], id: this.ids[i] });
+    return out;
+  }
+
+  /**
+   * Parks a poll: `resolve` receives the queue's contents as soon as an event is pushed, or when the
+   * heartbeat timer pushes a heartbeat after `heartbeatMs`.
+   */
+  park(resolve: (events: WireEvent[]) => void, heartbeatMs: number, nowMs: number): void {
+    this.finishPoll();
+    this.lastConnectedMs = nowMs;
+    const timer = setTimeout(() => {
+      if (this.waiter?.timer === timer) this.push({ type: 'heartbeat' });
+    }, heartbeatMs);
+    timer.unref();
+    this.waiter = { resolve, timer };
+  }
+
+  /** Ends the parked poll (if any) with the current contents. True if there was one. */
+  finishPoll(nowMs?: number): boolean {
+    const w = this.waiter;
+    if (!w) return false;
+    this.waiter = null;
+    clearTimeout(w.timer);
+    if (nowMs !== undefined) this.lastConnectedMs = nowMs;
+    w.resolve(this.contents());
+    return true;
+  }
+
+  /** Notes a client connection (every GET /events). */
+  touch(nowMs: number): void {
+    this.lastConnectedMs = nowMs;
+  }
+
+  /** Idle for longer than its lifespan, with no poll parked. */
+  expired(nowMs: number): boolean {
+    return this.waiter === null && nowMs - this.lastConnectedMs >= this.lifespanMs;
+  }
+}

@@ -1,0 +1,420 @@
+// Every event queue of the process, and delivery into them. The registry listens to the EventBus
+// (actions send after their transaction commits) and appends each event to the queues of its
+// recipients, filtered by each queue's event_types and narrow and adapted to its client_capabilities
+// the way Zulip's Tornado does (zerver/tornado/event_queue.py). See src/events/bus.ts for the
+// conventions an action uses to send per-user data (flags) and delivery hints.
+//
+// Bounds, chosen here (Zulip has neither):
+// - at most `maxQueuesPerUser` queues per user: registering one more evicts the user's least recently
+//   connected queue without a parked poll (a leaky script cannot lock out the user's other clients for
+//   the queues' lifespan); only when every queue has a poll parked does registration fail with Zulip's
+//   "Could not allocate event queue".
+// - at most `maxBacklog` unacknowledged events per queue: a queue that overflows is discarded, so its
+//   next poll answers BAD_EVENT_QUEUE_ID and the client re-registers and reloads its state. Dropping
+//   the oldest events instead would silently leave the client's state wrong.
+import crypto from 'node:crypto';
+import type { App } from '../app';
+import type { Config } from '../config';
+import type { Db } from '../db/open';
+import { stmt } from '../db/stmt';
+import { errors } from '../http/errors';
+import type { Clock } from '../lib/clock';
+import { isGuest, type UserRow } from '../lib/users';
+import type { EventBus, ParleyEvent } from './bus';
+import { checkNarrowForEvents } from './narrow-match';
+import { EventQueue, type ClientCapabilities, type QueueSpec, type WireEvent } from './queue';
+import { DISPLAY_SETTINGS_LEGACY, NOTIFICATION_SETTINGS_LEGACY } from './state';
+
+export interface RegistryDeps {
+  db: Db;
+  events: EventBus;
+  clock: Clock;
+  config: Config;
+}
+
+export interface RegistryLimits {
+  maxQueuesPerUser: number;
+  maxBacklog: number;
+  /** How often idle queues are collected (they also expire lazily when polled). */
+  gcIntervalMs: number;
+}
+
+export const DEFAULT_LIMITS: RegistryLimits = { maxQueuesPerUser: 50, maxBacklog: 10_000, gcIntervalMs: 60_000 };
+
+/** Longest lifespan a client may ask for (queue_lifespan_secs), as in Zulip: 7 days. */
+export const MAX_QUEUE_LIFESPAN_SECONDS = 7 * 24 * 3600;
+
+/** What a client asks for when it registers a queue (POST /register, or GET /events without queue_id). */
+export interface NewQueueRequest {
+  eventTypes: readonly string[] | undefined;
+  narrow: readonly { operator: string; operand: string | number; negated?: boolean }[];
+  allPublicStreams: boolean | undefined;
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  slimPresence: boolean;
+  capabilities: ClientCapabilities;
+  /** 0: the server's default lifespan. */
+  lifespanSeconds: number;
+}
+
+/**
+ * Allocates a queue for `user` as Zulip's do_events_register does: a bot's default narrow and
+ * all_public_streams apply when the client gives none, the narrow is checked, and guests may not
+ * follow all public channels.
+ */
+export function allocateQueue(app: App, user: UserRow, req: NewQueueRequest): EventQueue {
+  let narrowInput = req.narrow;
+  const defaultStreamId = user.default_events_register_stream_id;
+  if (narrowInput.length === 0 && typeof defaultStreamId === 'number') {
+    const s = stmt(app.db, 'SELECT name FROM stream WHERE id = ?').get(defaultStreamId) as { name: string } | undefined;
+    if (s) narrowInput = [{ operator: 'stream', operand: s.name }];
+  }
+  const narrow = checkNarrowForEvents(narrowInput);
+  const allPublicStreams = req.allPublicStreams ?? user.default_all_public_streams === 1;
+  if (allPublicStreams && isGuest(user)) throw errors.badRequest('User not authorized for this query');
+  return app.queues.allocate({
+    userId: user.id,
+    realmId: user.realm_id,
+    eventTypes: req.eventTypes ?? null,
+    narrow,
+    allPublicStreams,
+    applyMarkdown: req.applyMarkdown,
+    clientGravatar: req.clientGravatar,
+    slimPresence: req.slimPresence,
+    capabilities: req.capabilities,
+    lifespanSeconds: req.lifespanSeconds,
+  });
+}
+
+/** Keys of bus events that steer delivery and never reach clients (see bus.ts). */
+const INTERNAL_KEYS = ['flags_by_user', 'raw_content', 'public_stream_realm_id', 'sender_queue_id', 'local_message_id'] as const;
+
+export class QueueRegistry {
+  private readonly queues = new Map<string, EventQueue>();
+  private readonly byUser = new Map<number, Set<EventQueue>>();
+  /** Per realm: queues that also see public-channel messages they did not receive (all_public_streams or a narrow). */
+  private readonly observers = new Map<number, Set<EventQueue>>();
+  private readonly limits: RegistryLimits;
+  private unlisten: (() => void) | null = null;
+  private gcTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** server_generation: when this registry (the process's queue store) started, UNIX seconds. */
+  readonly generation: number;
+
+  constructor(
+    private readonly deps: RegistryDeps,
+    limits: Partial<RegistryLimits> = {},
+  ) {
+    this.limits = { ...DEFAULT_LIMITS, ...limits };
+    this.generation = Math.floor(deps.clock.nowMs() / 1000);
+  }
+
+  /** Subscribes to the event bus and starts the idle-queue collector. */
+  start(): void {
+    if (this.unlisten) return;
+    this.unlisten = this.deps.events.listen((event, userIds) => this.deliver(event, userIds));
+    const lifespanMs = this.deps.config.queueLifespanSeconds * 1000;
+    this.gcTimer = setInterval(() => this.gc(), Math.max(1000, Math.min(this.limits.gcIntervalMs, lifespanMs)));
+    this.gcTimer.unref();
+  }
+
+  /** Stops delivery and timers and releases every parked poll (empty reply), so the server can stop. */
+  stop(): void {
+    this.closed = true;
+    this.unlisten?.();
+    this.unlisten = null;
+    if (this.gcTimer) clearInterval(this.gcTimer);
+    this.gcTimer = null;
+    for (const q of [...this.queues.values()]) this.remove(q);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Number of live queues (tests, benchmarks). */
+  get size(): number {
+    return this.queues.size;
+  }
+
+  /** Milliseconds a poll waits before its heartbeat: the configured interval plus up to 10% jitter (at most 5 s), so parked polls do not all wake together. */
+  heartbeatMs(): number {
+    const base = this.deps.config.heartbeatSeconds * 1000;
+    return base + Math.floor(Math.random() * Math.min(5000, base / 10));
+  }
+
+  /** Creates a queue for `spec.userId` (see the bounds above). */
+  allocate(spec: QueueSpec): EventQueue {
+    if (this.closed) throw errors.badRequest('Could not allocate event queue');
+    const mine = this.byUser.get(spec.userId);
+    if (mine && mine.size >= this.limits.maxQueuesPerUser) {
+      let victim: EventQueue | null = null;
+      for (const q of mine) if (!q.parked && (!victim || q.lastConnectedMs < victim.lastConnectedMs)) victim = q;
+      if (!victim) throw errors.badRequest('Could not allocate event queue');
+      this.remove(victim);
+    }
+    const lifespan = Math.min(spec.lifespanSeconds > 0 ? spec.lifespanSeconds : this.deps.config.queueLifespanSeconds, MAX_QUEUE_LIFESPAN_SECONDS);
+    const queue = new EventQueue(crypto.randomUUID(), { ...spec, lifespanSeconds: lifespan }, this.deps.clock.nowMs());
+    this.queues.set(queue.id, queue);
+    let set = this.byUser.get(spec.userId);
+    if (!set) this.byUser.set(spec.userId, (set = new Set()));
+    set.add(queue);
+    if (queue.allPublicStreams || queue.narrow.length > 0) {
+      let obs = this.observers.get(queue.realmId);
+      if (!obs) this.observers.set(queue.realmId, (obs = new Set()));
+      obs.add(queue);
+    }
+    return queue;
+  }
+
+  /** The queue `queueId` of `userId`; BAD_EVENT_QUEUE_ID for an unknown, expired or foreign one. */
+  access(userId: number, queueId: string): EventQueue {
+    const q = this.queues.get(queueId);
+    if (!q || q.userId !== userId) throw errors.badEventQueueId(queueId);
+    if (q.expired(this.deps.clock.nowMs())) {
+      this.remove(q);
+      throw errors.badEventQueueId(queueId);
+    }
+    return q;
+  }
+
+  /** Deletes a queue; a parked poll on it is answered with what the queue holds. */
+  remove(q: EventQueue): void {
+    if (this.queues.get(q.id) !== q) return;
+    this.queues.delete(q.id);
+    const mine = this.byUser.get(q.userId);
+    mine?.delete(q);
+    if (mine && mine.size === 0) this.byUser.delete(q.userId);
+    const obs = this.observers.get(q.realmId);
+    obs?.delete(q);
+    if (obs && obs.size === 0) this.observers.delete(q.realmId);
+    q.finishPoll();
+  }
+
+  /** Collects queues idle for longer than their lifespan. */
+  gc(nowMs: number = this.deps.clock.nowMs()): number {
+    let n = 0;
+    for (const q of [...this.queues.values()]) {
+      if (q.expired(nowMs)) {
+        this.remove(q);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Appends `event` to the queues of `userIds` (and public-channel observers), adapted per queue. */
+  deliver(event: ParleyEvent, userIds: readonly number[]): void {
+    if (this.closed) return;
+    // Recipient user per target queue; null for an observer that did not receive the message itself.
+    const targets = new Map<EventQueue, number | null>();
+    for (const uid of userIds) {
+      const set = this.byUser.get(uid);
+      if (set) for (const q of set) targets.set(q, uid);
+    }
+    if (event.type === 'message' && typeof event.public_stream_realm_id === 'number') {
+      const obs = this.observers.get(event.public_stream_realm_id);
+      if (obs) for (const q of obs) if (!targets.has(q)) targets.set(q, null);
+    }
+    if (targets.size === 0) return;
+    const adapter = new Adapter(this.deps.db, event);
+    for (const [q, uid] of targets) {
+      for (const e of adapter.forQueue(q, uid)) q.push(e);
+      if (q.size > this.limits.maxBacklog) {
+        console.warn(`parley: event queue ${q.id} of user ${q.userId} passed ${this.limits.maxBacklog} unacknowledged events; discarded`);
+        this.remove(q);
+      }
+    }
+  }
+}
+
+/**
+ * Turns one bus event into what each queue receives (0..n events), caching what queues share: the
+ * stripped event, message payload variants, the realm's empty-topic name. Mirrors Zulip's
+ * process_notification and ClientDescriptor.accepts_event.
+ */
+class Adapter {
+  private readonly base: WireEvent;
+  private readonly flagsByUser: Record<string, string[]> | undefined;
+  private readonly messageVariants = new Map<string, WireEvent>();
+  private emptyTopicNames = new Map<number, string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly event: ParleyEvent,
+  ) {
+    const base: WireEvent = { ...event };
+    for (const k of INTERNAL_KEYS) delete base[k];
+    this.base = base;
+    this.flagsByUser = event.flags_by_user as Record<string, string[]> | undefined;
+  }
+
+  forQueue(q: EventQueue, uid: number | null): WireEvent[] {
+    let e = this.base;
+    if (this.flagsByUser !== undefined && e.type !== 'message') {
+      e = { ...e, flags: (uid !== null && this.flagsByUser[uid]) || [] };
+    }
+    switch (e.type) {
+      case 'message':
+        return this.message(q, uid);
+      case 'presence':
+        return accepts(q, e) ? [presenceFor(q, e)] : [];
+      case 'user_settings':
+        return this.userSettings(q, e, uid);
+      case 'delete_message': {
+        if (!accepts(q, e)) return [];
+        const fixed = this.fixTopics(q, e, ['topic']);
+        if (q.capabilities.bulk_message_deletion) return [fixed];
+        // zulip-compat: clients without bulk_message_deletion get one event per message.
+        const { message_ids, ...rest } = fixed;
+        return ((message_ids as number[]) ?? []).map((id) => ({ ...rest, message_id: id }));
+      }
+      case 'update_message':
+        return accepts(q, e) ? [this.fixTopics(q, e, ['subject', 'orig_subject'])] : [];
+      case 'user_topic':
+        return accepts(q, e) ? [this.fixTopics(q, e, ['topic_name'])] : [];
+      case 'typing':
+        return accepts(q, e) ? [this.fixTopics(q, e, ['topic'])] : [];
+      case 'update_message_flags':
+        if (!accepts(q, e)) return [];
+        return [e.op === 'remove' && e.flag === 'read' ? this.fixMessageDetails(q, e) : e];
+      case 'realm_user': {
+        if (e.op === 'add' && 'inaccessible_user' in e) {
+          const { inaccessible_user, ...rest } = e;
+          if (inaccessible_user && q.capabilities.user_list_incomplete) return [];
+          return accepts(q, rest) ? [rest] : [];
+        }
+        return accepts(q, e) ? [e] : [];
+      }
+      case 'user_group': {
+        const data = e.data as Record<string, unknown> | undefined;
+        if (e.op === 'update' && data && 'name' in data && 'deactivated' in e) {
+          // zulip-compat: renaming a deactivated group is only news to clients that keep deactivated groups.
+          const { deactivated, ...rest } = e;
+          if (deactivated && !q.capabilities.include_deactivated_groups) return [];
+          return accepts(q, rest) ? [rest] : [];
+        }
+        return accepts(q, e) ? [e] : [];
+      }
+      default:
+        return accepts(q, e) ? [e] : [];
+    }
+  }
+
+  private message(q: EventQueue, uid: number | null): WireEvent[] {
+    if (!q.wants('message')) return [];
+    const flags = (uid !== null && this.flagsByUser?.[uid]) || [];
+    const message = this.messageFor(q);
+    if (!q.narrowMatches(message, flags)) return [];
+    const out: WireEvent = { ...this.base, message, flags };
+    const local = this.event.local_message_id;
+    if (local !== undefined && this.event.sender_queue_id === q.id) out.local_message_id = local;
+    return [out];
+  }
+
+  /** The message payload for the queue's apply_markdown / client_gravatar / empty_topic_name. */
+  private messageFor(q: EventQueue): WireEvent {
+    const key = `${q.applyMarkdown ? 1 : 0}${q.clientGravatar ? 1 : 0}${q.capabilities.empty_topic_name ? 1 : 0}${q.realmId}`;
+    let m = this.messageVariants.get(key);
+    if (m) return m;
+    const wide = (this.base.message ?? {}) as WireEvent;
+    m = { ...wide };
+    const raw = this.event.raw_content;
+    if (!q.applyMarkdown && typeof raw === 'string') {
+      m.content = raw;
+      m.content_type = 'text/x-markdown';
+    }
+    if (q.clientGravatar && typeof m.avatar_url === 'string' && m.avatar_url.includes('secure.gravatar.com/')) m.avatar_url = null;
+    if (!q.capabilities.empty_topic_name && m.type === 'stream' && m.subject === '') m.subject = this.emptyTopicName(q.realmId);
+    this.messageVariants.set(key, m);
+    return m;
+  }
+
+  private userSettings(q: EventQueue, e: WireEvent, uid: number | null): WireEvent[] {
+    const out: WireEvent[] = [];
+    if (accepts(q, e)) out.push(e);
+    if (q.capabilities.user_settings_object || e.op !== 'update' || uid === null) return out;
+    // zulip-compat: clients without user_settings_object also get the pre-feature-level-89 events.
+    const property = String(e.property);
+    let legacy: WireEvent | null = null;
+    if ((NOTIFICATION_SETTINGS_LEGACY as readonly string[]).includes(property)) {
+      legacy = { type: 'update_global_notifications', user: this.emailOf(uid), notification_name: property, setting: e.value };
+    } else if ((DISPLAY_SETTINGS_LEGACY as readonly string[]).includes(property) || property === 'timezone') {
+      legacy = { type: 'update_display_settings', user: this.emailOf(uid), setting_name: property, setting: e.value };
+      if ('language_name' in e) legacy.language_name = e.language_name;
+    }
+    if (legacy && accepts(q, legacy)) out.push(legacy);
+    return out;
+  }
+
+  private fixTopics(q: EventQueue, e: WireEvent, keys: readonly string[]): WireEvent {
+    if (q.capabilities.empty_topic_name) return e;
+    let out = e;
+    for (const k of keys) {
+      if (out[k] === '') {
+        if (out === e) out = { ...e };
+        out[k] = this.emptyTopicName(q.realmId);
+      }
+    }
+    return out;
+  }
+
+  private fixMessageDetails(q: EventQueue, e: WireEvent): WireEvent {
+    const details = e.message_details as Record<string, Record<string, unknown>> | undefined;
+    if (q.capabilities.empty_topic_name || !details) return e;
+    let copy: Record<string, Record<string, unknown>> | null = null;
+    for (const [id, d] of Object.entries(details)) {
+      if (d.type === 'stream' && d.topic === '') {
+        copy ??= { ...details };
+        copy[id] = { ...d, topic: this.emptyTopicName(q.realmId) };
+      }
+    }
+    return copy ? { ...e, message_details: copy } : e;
+  }
+
+  private emptyTopicName(realmId: number): string {
+    let name = this.emptyTopicNames.get(realmId);
+    if (name === undefined) {
+      const row = stmt(this.db, 'SELECT empty_topic_display_name AS n FROM realm WHERE id = ?').get(realmId) as { n: string } | undefined;
+      name = row?.n ?? 'general chat';
+      this.emptyTopicNames.set(realmId, name);
+    }
+    return name;
+  }
+
+  private emailOf(userId: number): string {
+    const row = stmt(this.db, 'SELECT email FROM user WHERE id = ?').get(userId) as { email: string } | undefined;
+    return row?.email ?? '';
+  }
+}
+
+/** Zulip's ClientDescriptor.accepts_event, less the message narrow (checked by the caller). */
+function accepts(q: EventQueue, e: WireEvent): boolean {
+  const type = String(e.type);
+  if (!q.wants(type)) return false;
+  // A client that asked for user_topic gets it instead of the legacy muted_topics.
+  if (type === 'muted_topics' && q.eventTypes?.has('user_topic')) return false;
+  if (type === 'typing' && 'stream_id' in e) return q.capabilities.stream_typing_notifications;
+  if (q.capabilities.user_settings_object && (type === 'update_display_settings' || type === 'update_global_notifications')) return false;
+  if (type === 'user_group') {
+    if (e.op === 'remove') return !q.capabilities.include_deactivated_groups;
+    const data = e.data as Record<string, unknown> | undefined;
+    if (e.op === 'update' && data && 'deactivated' in data) return q.capabilities.include_deactivated_groups;
+  }
+  // Linkifiers use URL templates; clients that cannot read them get none (Zulip FL 176).
+  if (type === 'realm_linkifiers' && !q.capabilities.linkifier_url_template) return false;
+  return true;
+}
+
+/** The presence event in the queue's format: modern (simplified_presence_events), slim, or legacy. */
+function presenceFor(q: EventQueue, e: WireEvent): WireEvent {
+  if (q.capabilities.simplified_presence_events) {
+    return e.presences !== undefined ? { type: 'presence', presences: e.presences } : e;
+  }
+  if (e.user_id === undefined) return e;
+  const out: WireEvent = { type: 'presence', user_id: e.user_id };
+  if (!q.slimPresence) out.email = e.email;
+  out.server_timestamp = e.server_timestamp;
+  out.presence = e.presence;
+  return out;
+}
