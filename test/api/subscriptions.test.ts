@@ -1,0 +1,284 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
+import { createChannel, err, SUCCESS } from '../helpers/chat';
+
+let t: TestServer;
+before(async () => {
+  t = await startTestServer();
+});
+after(() => t.close());
+
+async function subscription(user: TestUser, streamId: number) {
+  const res = await t.api(user, 'GET', '/users/me/subscriptions');
+  assert.equal(res.status, 200, res.text);
+  return res.body.subscriptions.find((s: { stream_id: number }) => s.stream_id === streamId);
+}
+
+async function members(streamId: number) {
+  const res = await t.api(t.users.owner, 'GET', `/streams/${streamId}/members`);
+  assert.equal(res.status, 200, res.text);
+  return res.body.subscribers as number[];
+}
+
+describe('GET /users/me/subscriptions', () => {
+  it('lists the channel with the user properties, subscribers on request', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'sub-list', [u.hamlet, u.othello]);
+    const sub = await subscription(u.hamlet, id);
+    const { color, ...rest } = sub;
+    assert.match(color, /^#[0-9a-f]{6}$/);
+    assert.equal(rest.name, 'sub-list');
+    assert.equal(rest.subscriber_count, 2);
+    assert.deepEqual(
+      {
+        is_muted: rest.is_muted,
+        in_home_view: rest.in_home_view,
+        pin_to_top: rest.pin_to_top,
+        desktop_notifications: rest.desktop_notifications,
+        audible_notifications: rest.audible_notifications,
+        push_notifications: rest.push_notifications,
+        email_notifications: rest.email_notifications,
+        wildcard_mentions_notify: rest.wildcard_mentions_notify,
+      },
+      {
+        is_muted: false,
+        in_home_view: true,
+        pin_to_top: false,
+        desktop_notifications: null,
+        audible_notifications: null,
+        push_notifications: null,
+        email_notifications: null,
+        wildcard_mentions_notify: null,
+      },
+    );
+    assert.equal('subscribers' in sub, false);
+    const withSubs = await t.api(u.hamlet, 'GET', '/users/me/subscriptions', { include_subscribers: true });
+    assert.deepEqual(withSubs.body.subscriptions.find((s: { stream_id: number }) => s.stream_id === id).subscribers, [u.hamlet.id, u.othello.id]);
+  });
+});
+
+describe('POST /users/me/subscriptions', () => {
+  it('creates missing channels on the way and reports subscribed / already_subscribed', async () => {
+    const u = t.users;
+    let res = await t.api(u.hamlet, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'made-by-subscribing', description: 'hi' }] });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body, {
+      ...SUCCESS,
+      subscribed: { [u.hamlet.id]: ['made-by-subscribing'] },
+      already_subscribed: {},
+      new_subscription_messages_sent: false,
+    });
+    const id = (await t.api(u.hamlet, 'GET', '/get_stream_id', { stream: 'made-by-subscribing' })).body.stream_id;
+    assert.equal((await t.api(u.hamlet, 'GET', `/streams/${id}`)).body.stream.description, 'hi');
+    res = await t.api(u.hamlet, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'made-by-subscribing' }] });
+    assert.deepEqual(res.body, {
+      ...SUCCESS,
+      subscribed: {},
+      already_subscribed: { [u.hamlet.id]: ['made-by-subscribing'] },
+      new_subscription_messages_sent: false,
+    });
+  });
+
+  it('subscribes others through principals (ids or emails)', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'principals', []);
+    const res = await t.api(u.hamlet, 'POST', '/users/me/subscriptions', {
+      subscriptions: [{ name: 'principals' }],
+      principals: [u.othello.id, u.moderator.id],
+    });
+    assert.deepEqual(res.body, {
+      ...SUCCESS,
+      subscribed: { [u.othello.id]: ['principals'], [u.moderator.id]: ['principals'] },
+      already_subscribed: {},
+      new_subscription_messages_sent: false,
+    });
+    const byEmail = await t.api(u.hamlet, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'principals' }], principals: [u.bot.email] });
+    assert.deepEqual(byEmail.body.subscribed, { [u.bot.id]: ['principals'] });
+    assert.deepEqual(await members(id), [u.moderator.id, u.othello.id, u.bot.id].sort((a, b) => a - b));
+    const unknown = await t.api(u.hamlet, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'principals' }], principals: ['nobody@example.com'] });
+    assert.deepEqual(unknown.body, err('No such user'));
+  });
+
+  it('refuses private channels the user cannot access; reports them when authorization_errors_fatal is false', async () => {
+    const u = t.users;
+    await createChannel(t, u.hamlet, 'locked', [u.hamlet], { invite_only: true });
+    let res = await t.api(u.othello, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'locked' }] });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, err('Unable to access channel (locked).'));
+    res = await t.api(u.othello, 'POST', '/users/me/subscriptions', {
+      subscriptions: [{ name: 'locked' }, { name: 'sub-list' }],
+      authorization_errors_fatal: false,
+    });
+    assert.deepEqual(res.body, {
+      ...SUCCESS,
+      subscribed: {},
+      already_subscribed: { [u.othello.id]: ['sub-list'] },
+      unauthorized: ['locked'],
+      new_subscription_messages_sent: false,
+    });
+  });
+
+  it('lets guests subscribe to nothing they cannot see, nor create channels', async () => {
+    const u = t.users;
+    let res = await t.api(u.guest, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'sub-list' }] });
+    assert.deepEqual(res.body, err('Unable to access channel (sub-list).'));
+    res = await t.api(u.guest, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'guest-new' }] });
+    assert.deepEqual(res.body, err('Not allowed for guest users'));
+  });
+
+  it('validates channel names', async () => {
+    const res = await t.api(t.users.hamlet, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: '' }] });
+    assert.deepEqual(res.body, err("Channel name can't be empty."));
+  });
+});
+
+describe('DELETE /users/me/subscriptions', () => {
+  it('reports removed and not_removed', async () => {
+    const u = t.users;
+    await createChannel(t, u.hamlet, 'leave-me', [u.hamlet]);
+    await createChannel(t, u.hamlet, 'never-joined', []);
+    const res = await t.api(u.hamlet, 'DELETE', '/users/me/subscriptions', { subscriptions: ['leave-me', 'never-joined'] });
+    assert.deepEqual(res.body, { ...SUCCESS, removed: ['leave-me'], not_removed: ['never-joined'] });
+  });
+
+  it('names unknown channels with Zulip\'s text', async () => {
+    const res = await t.api(t.users.hamlet, 'DELETE', '/users/me/subscriptions', { subscriptions: ['nowhere', 'nope'] });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, err('Channel(s) (nowhere, nope) do not exist'));
+  });
+
+  it('removing others needs permission', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'kick', [u.othello, u.hamlet]);
+    let res = await t.api(u.moderator, 'DELETE', '/users/me/subscriptions', { subscriptions: ['kick'], principals: [u.othello.id] });
+    assert.deepEqual(res.body, err('Insufficient permission'));
+    res = await t.api(u.admin, 'DELETE', '/users/me/subscriptions', { subscriptions: ['kick'], principals: [u.othello.id] });
+    assert.deepEqual(res.body, { ...SUCCESS, removed: ['kick'], not_removed: [] });
+    assert.deepEqual(await members(id), [u.hamlet.id]);
+  });
+});
+
+describe('POST /users/me/subscriptions/properties', () => {
+  it('sets every property', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'props', [u.hamlet]);
+    const data = [
+      { stream_id: id, property: 'color', value: '#abcdef' },
+      { stream_id: id, property: 'pin_to_top', value: true },
+      { stream_id: id, property: 'desktop_notifications', value: true },
+      { stream_id: id, property: 'audible_notifications', value: false },
+      { stream_id: id, property: 'push_notifications', value: true },
+      { stream_id: id, property: 'email_notifications', value: false },
+      { stream_id: id, property: 'wildcard_mentions_notify', value: true },
+      { stream_id: id, property: 'is_muted', value: true },
+    ];
+    const res = await t.api(u.hamlet, 'POST', '/users/me/subscriptions/properties', { subscription_data: data });
+    assert.deepEqual(res.body, SUCCESS);
+    const sub = await subscription(u.hamlet, id);
+    assert.deepEqual(
+      [sub.color, sub.pin_to_top, sub.desktop_notifications, sub.audible_notifications, sub.push_notifications, sub.email_notifications, sub.wildcard_mentions_notify, sub.is_muted, sub.in_home_view],
+      ['#abcdef', true, true, false, true, false, true, true, false],
+    );
+  });
+
+  it('reads in_home_view as the inverse of is_muted', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'home-view', [u.hamlet]);
+    await t.api(u.hamlet, 'POST', '/users/me/subscriptions/properties', { subscription_data: [{ stream_id: id, property: 'in_home_view', value: false }] });
+    let sub = await subscription(u.hamlet, id);
+    assert.deepEqual([sub.is_muted, sub.in_home_view], [true, false]);
+    await t.api(u.hamlet, 'POST', '/users/me/subscriptions/properties', { subscription_data: [{ stream_id: id, property: 'in_home_view', value: true }] });
+    sub = await subscription(u.hamlet, id);
+    assert.deepEqual([sub.is_muted, sub.in_home_view], [false, true]);
+  });
+
+  it('refuses bad colors, unknown properties, non-booleans, inaccessible and unsubscribed channels', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'props-errors', [u.hamlet]);
+    const other = await createChannel(t, u.othello, 'props-other', [u.othello]);
+    const priv = await createChannel(t, u.othello, 'props-private', [u.othello], { invite_only: true });
+    const cases: [unknown[], string][] = [
+      [[{ stream_id: id, property: 'color', value: 'red' }], 'Invalid subscription_data[0]: Value error, color is not a valid hex color code'],
+      [
+        [
+          { stream_id: id, property: 'pin_to_top', value: true },
+          { stream_id: id, property: 'color', value: '#12345g' },
+        ],
+        'Invalid subscription_data[1]: Value error, color is not a valid hex color code',
+      ],
+      [[{ stream_id: id, property: 'loud', value: true }], 'Unknown subscription property: loud'],
+      [[{ stream_id: id, property: 'is_muted', value: 'yes' }], 'is_muted is not a boolean'],
+      [[{ stream_id: other, property: 'is_muted', value: true }], `Not subscribed to channel ID ${other}`],
+      [[{ stream_id: priv, property: 'is_muted', value: true }], 'Invalid channel ID'],
+      [[{ stream_id: 99999, property: 'is_muted', value: true }], 'Invalid channel ID'],
+      [[{ stream_id: id, property: 'is_muted' }], 'subscription_data[0]["value"] field is missing: Field required'],
+      [['x'], 'subscription_data[0] is not a dict'],
+    ];
+    for (const [data, msg] of cases) {
+      const res = await t.api(u.hamlet, 'POST', '/users/me/subscriptions/properties', { subscription_data: data });
+      assert.equal(res.status, 400, msg);
+      assert.deepEqual(res.body, err(msg));
+    }
+  });
+
+  it('is atomic: a bad later element leaves the earlier ones unapplied (stricter than Zulip)', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'atomic', [u.hamlet]);
+    const res = await t.api(u.hamlet, 'POST', '/users/me/subscriptions/properties', {
+      subscription_data: [
+        { stream_id: id, property: 'pin_to_top', value: true },
+        { stream_id: id, property: 'color', value: '#111111' },
+        { stream_id: id, property: 'nonsense', value: true },
+      ],
+    });
+    assert.deepEqual(res.body, err('Unknown subscription property: nonsense'));
+    const sub = await subscription(u.hamlet, id);
+    assert.equal(sub.pin_to_top, false);
+    assert.notEqual(sub.color, '#111111');
+  });
+
+  it('applies in order: a later change to the same property wins', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'in-order', [u.hamlet]);
+    await t.api(u.hamlet, 'POST', '/users/me/subscriptions/properties', {
+      subscription_data: [
+        { stream_id: id, property: 'is_muted', value: true },
+        { stream_id: id, property: 'in_home_view', value: true },
+      ],
+    });
+    assert.equal((await subscription(u.hamlet, id)).is_muted, false);
+  });
+});
+
+describe('POST and PATCH /users/me/subscriptions/{stream_id}', () => {
+  it('changes one property (booleans JSON-encoded, color raw)', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'single', [u.hamlet]);
+    let res = await t.api(u.hamlet, 'POST', `/users/me/subscriptions/${id}`, { property: 'pin_to_top', value: true });
+    assert.deepEqual(res.body, SUCCESS);
+    res = await t.api(u.hamlet, 'PATCH', `/users/me/subscriptions/${id}`, { property: 'color', value: '#00ff00' });
+    assert.deepEqual(res.body, SUCCESS);
+    const sub = await subscription(u.hamlet, id);
+    assert.deepEqual([sub.pin_to_top, sub.color], [true, '#00ff00']);
+    res = await t.api(u.hamlet, 'PATCH', `/users/me/subscriptions/${id}`, { property: 'color', value: 'green' });
+    assert.deepEqual(res.body, err('Invalid subscription_data[0]: Value error, color is not a valid hex color code'));
+    res = await t.api(u.hamlet, 'PATCH', `/users/me/subscriptions/${id}`, { property: 'loud', value: true });
+    assert.deepEqual(res.body, err('Invalid property'));
+  });
+});
+
+describe('GET /streams/{stream_id}/members', () => {
+  it('lists subscribers of a visible channel; private channels only to those who may see them', async () => {
+    const u = t.users;
+    const priv = await createChannel(t, u.hamlet, 'members-private', [u.hamlet, u.othello], { invite_only: true });
+    let res = await t.api(u.othello, 'GET', `/streams/${priv}/members`);
+    assert.deepEqual(res.body, { ...SUCCESS, subscribers: [u.hamlet.id, u.othello.id] });
+    res = await t.api(u.moderator, 'GET', `/streams/${priv}/members`);
+    assert.deepEqual(res.body, err('Invalid channel ID'));
+    res = await t.api(u.guest, 'GET', `/streams/${priv}/members`);
+    assert.deepEqual(res.body, err('Invalid channel ID'));
+    res = await t.api(u.admin, 'GET', `/streams/${priv}/members`);
+    assert.equal(res.status, 200);
+  });
+});
