@@ -5,6 +5,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createApp, type App } from './app';
 import { configFromEnv, type Config } from './config';
 import { doCreateRealm, doSetRealmDeactivated } from './actions/realm';
+import { startRetentionJob } from './actions/retention';
 import { allRoutes } from './api';
 import { JsonableError } from './http/errors';
 import { startServer } from './http/server';
@@ -162,6 +163,7 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     );
   }
   const server = await startServer(app, allRoutes, config.host, config.port);
+  startRetentionJob(app);
   if (!config.externalUrl) app.publicUrl = server.url;
   process.stdout.write(`listening on ${server.url}\n`);
   return new Promise<number>((resolve) => {
