@@ -1,0 +1,1112 @@
+// Message rendering: Markdown → HTML the way Zulip's server renders for its clients
+// (zerver/lib/markdown/), built on markdown-it with Zulip's syntax added and CommonMark's
+// extras that Zulip lacks turned off. Raw HTML is never passed through: markdown-it runs with
+// html:false, every attribute and text we build is escaped, and links go through Zulip's URL
+// sanitiser. The library is DB-free: the caller supplies lookups in a RenderContext.
+import MarkdownIt from 'markdown-it';
+import TLDS from 'tlds';
+import { EMOTICON_CONVERSIONS, emojiCodeForString, emojiNameForCode, unicodeEmojiCode, ZULIP_EMOJI_URL } from './emoji';
+
+type Token = MarkdownIt.Token;
+type StateBlock = MarkdownIt.StateBlock;
+type StateInline = MarkdownIt.StateInline;
+type StateCore = MarkdownIt.StateCore;
+
+export interface MentionableUser {
+  id: number;
+  full_name: string;
+  /** Deactivated users are rendered as silent mentions, as in Zulip. Default true. */
+  is_active?: boolean;
+}
+export interface MentionableGroup {
+  id: number;
+  name: string;
+  /** Deactivated groups are rendered as silent mentions. Default false. */
+  deactivated?: boolean;
+}
+export interface LinkableStream {
+  id: number;
+  name: string;
+}
+export interface Linkifier {
+  /** Python-style regular expression, e.g. `#(?P<id>[0-9]+)`. */
+  pattern: string;
+  /** RFC 6570 URL template, e.g. `https://github.com/zulip/zulip/issues/{id}`. */
+  url_template: string;
+}
+export interface RealmEmoji {
+  id: string | number;
+  name: string;
+  source_url: string;
+}
+
+/** Lookups the renderer needs; name lookups should be case-insensitive like Zulip's. */
+export interface RenderContext {
+  userByName(name: string): MentionableUser | null;
+  userById(id: number): MentionableUser | null;
+  groupByName(name: string): MentionableGroup | null;
+  streamByName(name: string): LinkableStream | null;
+  /** Applied in this order. */
+  linkifiers: readonly Linkifier[];
+  /** e.g. "https://chat.example.com"; links into the realm become relative. */
+  realmUrl?: string;
+  /** Active custom emoji by name; they take precedence over unicode emoji. */
+  realmEmojiByName?(name: string): RealmEmoji | null;
+  /** The sender's translate_emoticons setting (":)" → 🙂). Default false. */
+  translateEmoticons?: boolean;
+  /** Told about an internal error; the message then renders as escaped plain text. */
+  onError?(err: unknown): void;
+}
+
+export interface RenderResult {
+  html: string;
+  /** Users mentioned non-silently (not in quotes, not inside code). */
+  mentionedUserIds: Set<number>;
+  mentionedGroupIds: Set<number>;
+  /** @**all**, @**everyone**, @**channel**, @**stream** */
+  wildcardChannel: boolean;
+  /** @**topic** */
+  wildcardTopic: boolean;
+  hasLink: boolean;
+  hasImage: boolean;
+  hasAttachment: boolean;
+  /** The path after /user_uploads/ of each distinct upload link, in order. */
+  linkedUploadPaths: string[];
+}
+
+/** Longest content rendered; longer input is cut (messages are at most 10000 characters). */
+export const MAX_RENDER_INPUT = 10000;
+
+interface Env {
+  ctx: RenderContext;
+  inQuote: boolean;
+  linkifiers: CompiledLinkifier[];
+  mentionedUserIds: Set<number>;
+  mentionedGroupIds: Set<number>;
+  wildcardChannel: boolean;
+  wildcardTopic: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Escaping
+
+const escapeText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeAttr = (s: string): string => escapeText(s).replace(/"/g, '&quot;');
+// zulip-compat: code blocks are escaped like Pygments does (quotes too); inline code and text are not.
+const escapeCode = (s: string): string => escapeAttr(s).replace(/'/g, '&#39;');
+
+// ---------------------------------------------------------------------------------------------
+// URLs (zerver/lib/markdown/__init__.py: sanitize_url, rewrite_local_links_to_relative)
+
+const HTML_SAFELISTED_SCHEMES = [
+  'bitcoin', 'geo', 'im', 'irc', 'ircs', 'magnet', 'mailto', 'matrix', 'mms', 'news', 'nntp', 'openpgp4fpr',
+  'sip', 'sms', 'smsto', 'ssh', 'tel', 'urn', 'webcal', 'wtai', 'xmpp',
+];
+const ALLOWED_SCHEMES = new Set(['http', 'https', 'ftp', 'file', ...HTML_SAFELISTED_SCHEMES]);
+const USES_NETLOC = new Set(['', 'ftp', 'http', 'gopher', 'nntp', 'telnet', 'imap', 'wais', 'file', 'mms', 'https', 'shttp', 'snews', 'prospero', 'rtsp', 'rtspu', 'rsync', 'svn', 'svn+ssh', 'sftp', 'nfs', 'git', 'git+ssh', 'ws', 'wss']);
+
+interface SplitUrl {
+  scheme: string;
+  netloc: string;
+  path: string;
+  query: string;
+  fragment: string;
+}
+
+// Python's urllib.parse.urlsplit, enough for sanitising.
+function urlsplit(url: string): SplitUrl {
+  let scheme = '';
+  let rest = url.replace(/^[\x00-\x20]+/, '').replace(/[\t\r\n]/g, '');
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(rest);
+  if (m) {
+    scheme = m[1]!.toLowerCase();
+    rest = rest.slice(m[0].length);
+  }
+  let netloc = '';
+  if (rest.startsWith('//')) {
+    const end = rest.slice(2).search(/[/?#]/);
+    netloc = end === -1 ? rest.slice(2) : rest.slice(2, 2 + end);
+    rest = end === -1 ? '' : rest.slice(2 + end);
+  }
+  let fragment = '';
+  const hash = rest.indexOf('#');
+  if (hash !== -1) {
+    fragment = rest.slice(hash + 1);
+    rest = rest.slice(0, hash);
+  }
+  let query = '';
+  const q = rest.indexOf('?');
+  if (q !== -1) {
+    query = rest.slice(q + 1);
+    rest = rest.slice(0, q);
+  }
+  return { scheme, netloc, path: rest, query, fragment };
+}
+
+function urlunsplit({ scheme, netloc, path, query, fragment }: SplitUrl): string {
+  let url = path;
+  if (netloc || (scheme && USES_NETLOC.has(scheme) && !url.startsWith('//'))) {
+    if (url && !url.startsWith('/')) url = '/' + url;
+    url = '//' + netloc + url;
+  }
+  if (scheme) url = scheme + ':' + url;
+  if (query) url += '?' + query;
+  if (fragment) url += '#' + fragment;
+  return url;
+}
+
+/** Zulip's sanitize_url: the href to use, or null if the URL must not become a link. */
+export function sanitizeUrl(url: string, depth = 0): string | null {
+  const parts = urlsplit(url.replace(/ /g, '%20'));
+  if (parts.scheme === '' && parts.netloc === '' && parts.path.includes('@')) {
+    parts.scheme = 'mailto';
+  } else if (parts.scheme === '' && parts.netloc === '' && parts.path.startsWith('/')) {
+    return urlunsplit({ ...parts, scheme: '', netloc: '' });
+  } else if (parts.scheme === '' && parts.netloc === '' && parts.path === '' && parts.query === '' && parts.fragment) {
+    return '#' + parts.fragment;
+  }
+  // zulip-compat: a URL without a scheme is taken as http://.
+  if (!parts.scheme) return depth > 0 ? null : sanitizeUrl('http://' + url, depth + 1);
+  if (!ALLOWED_SCHEMES.has(parts.scheme)) return null;
+  return urlunsplit(parts);
+}
+
+function rewriteLocalLink(ctx: RenderContext, href: string): string {
+  if (ctx.realmUrl) {
+    const prefix = ctx.realmUrl.replace(/\/+$/, '') + '/';
+    if (href.startsWith(prefix + '#') || href.startsWith(prefix + 'user_uploads/')) return href.slice(prefix.length);
+  }
+  return href;
+}
+
+// zerver/lib/url_encoding.py: encode_hash_component and encode_channel.
+function encodeHashComponent(s: string): string {
+  const quoted = encodeURIComponent(s).replace(/[!'()]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  return quoted.replace(/[%.]/g, (c) => (c === '%' ? '.' : '.2E'));
+}
+const encodeChannel = (id: number, name: string): string => `${id}-${encodeHashComponent(name.replace(/ /g, '-'))}`;
+
+// ---------------------------------------------------------------------------------------------
+// Code blocks
+
+// Pygments lexer names for common fence languages, used for data-code-language.
+const PYGMENTS_NAMES: Record<string, string> = {
+  python: 'Python', py: 'Python', python3: 'Python', py3: 'Python', sage: 'Python', bazel: 'Python', starlark: 'Python',
+  python2: 'Python 2.x', py2: 'Python 2.x', pycon: 'Python console session', pytb: 'Python Traceback',
+  javascript: 'JavaScript', js: 'JavaScript', mjs: 'JavaScript', cjs: 'JavaScript', typescript: 'TypeScript', ts: 'TypeScript',
+  jsx: 'JSX', tsx: 'TSX', json: 'JSON', 'json-object': 'JSONBareObject', jsonld: 'JSON-LD',
+  bash: 'Bash', sh: 'Bash', ksh: 'Bash', zsh: 'Bash', shell: 'Bash', console: 'Bash Session', 'shell-session': 'Bash Session',
+  powershell: 'PowerShell', pwsh: 'PowerShell', ps1: 'PowerShell', batch: 'Batchfile', bat: 'Batchfile', cmd: 'Batchfile',
+  c: 'C', cpp: 'C++', 'c++': 'C++', csharp: 'C#', 'c#': 'C#', cs: 'C#', 'objective-c': 'Objective-C', objc: 'Objective-C',
+  java: 'Java', kotlin: 'Kotlin', scala: 'Scala', groovy: 'Groovy', clojure: 'Clojure', clj: 'Clojure',
+  go: 'Go', golang: 'Go', rust: 'Rust', rs: 'Rust', swift: 'Swift', zig: 'Zig', nim: 'Nim', d: 'D', dart: 'Dart',
+  ruby: 'Ruby', rb: 'Ruby', php: 'PHP', perl: 'Perl', pl: 'Perl', lua: 'Lua', r: 'S', haskell: 'Haskell', hs: 'Haskell',
+  ocaml: 'OCaml', elixir: 'Elixir', ex: 'Elixir', erlang: 'Erlang', julia: 'Julia', jl: 'Julia', fortran: 'Fortran',
+  html: 'HTML', xml: 'XML', css: 'CSS', scss: 'SCSS', sass: 'Sass', less: 'LessCss', svg: 'XML',
+  sql: 'SQL', postgresql: 'PostgreSQL SQL dialect', postgres: 'PostgreSQL SQL dialect', mysql: 'MySQL', sqlite3: 'sqlite3con',
+  yaml: 'YAML', yml: 'YAML', toml: 'TOML', ini: 'INI', cfg: 'INI', dosini: 'INI', nginx: 'Nginx configuration file',
+  docker: 'Docker', dockerfile: 'Docker', make: 'Makefile', makefile: 'Makefile', cmake: 'CMake', nix: 'Nix',
+  diff: 'Diff', udiff: 'Diff', patch: 'Diff', markdown: 'Markdown', md: 'Markdown', rst: 'reStructuredText',
+  tex: 'TeX', latex: 'TeX', text: 'Text only', txt: 'Text only', plain: 'Text only', graphql: 'GraphQL',
+  vim: 'VimL', elm: 'Elm', fsharp: 'F#', 'f#': 'F#', coffeescript: 'CoffeeScript', coffee: 'CoffeeScript',
+};
+
+function codeBlockHtml(code: string, lang: string | null): string {
+  const language = lang ? (PYGMENTS_NAMES[lang] ?? lang) : null;
+  const attr = language ? ` data-code-language="${escapeAttr(language)}"` : '';
+  return `<div class="codehilite"${attr}><pre><span></span><code>${escapeCode(code)}\n</code></pre></div>\n`;
+}
+
+// zerver/lib/markdown/fenced_code.py: FENCE_RE
+const FENCE_RE = /^(~{3,}|`{3,})[ ]*(?:\{?\.?([a-zA-Z0-9_+\-./#]+)[ ]*([^ ~`][^~`]*)?\}?)?$/;
+const CONTENT_FENCES = new Set(['quote', 'quoted', 'spoiler']);
+
+function lineText(state: StateBlock, line: number): string {
+  return state.src.slice(state.bMarks[line]! + state.tShift[line]!, state.eMarks[line]!);
+}
+
+// Zulip's fenced blocks: ``` or ~~~ with a language; quote/quoted and spoiler hold Markdown,
+// anything else is code. A fence closes only on exactly the same fence string; inside quote and
+// spoiler blocks a new fence line opens a nested block (Zulip's handler stack).
+function zulipFence(state: StateBlock, startLine: number, endLine: number, silent: boolean): boolean {
+  if (state.sCount[startLine]! - state.blkIndent !== 0) return false;
+  const m = FENCE_RE.exec(lineText(state, startLine));
+  if (!m) return false;
+  if (silent) return true;
+  const fence = m[1]!;
+  const lang = m[2]?.toLowerCase() ?? null;
+  const header = m[3] ?? null;
+  const kind = lang === 'quote' || lang === 'quoted' ? 'quote' : lang === 'spoiler' ? 'spoiler' : 'code';
+
+  const stack = [{ fence, code: kind === 'code' }];
+  let line = startLine + 1;
+  let closed = false;
+  for (; line < endLine; line++) {
+    const isEmpty = state.bMarks[line]! + state.tShift[line]! >= state.eMarks[line]!;
+    if (!isEmpty && state.sCount[line]! < state.blkIndent) break;
+    if (state.sCount[line]! !== state.blkIndent) continue;
+    const text = lineText(state, line);
+    const top = stack[stack.length - 1]!;
+    if (text.trimEnd() === top.fence) {
+      stack.pop();
+      if (stack.length === 0) {
+        closed = true;
+        break;
+      }
+      continue;
+    }
+    if (!top.code) {
+      const inner = FENCE_RE.exec(text);
+      if (inner) stack.push({ fence: inner[1]!, code: !CONTENT_FENCES.has(inner[2]?.toLowerCase() ?? '') });
+    }
+  }
+  const contentEnd = line;
+  const nextLine = closed ? line + 1 : line;
+
+  if (kind === 'code') {
+    const lines = state
+      .getLines(startLine + 1, contentEnd, state.sCount[startLine]!, false)
+      .split('\n')
+      .map((l) => l.trimEnd());
+    // zulip-compat: an empty fenced block renders nothing; leading/trailing blank lines go.
+    if (contentEnd > startLine + 1) {
+      const token = state.push('zulip_code', 'code', 0);
+      token.content = lines.join('\n').replace(/^\n+|\n+$/g, '');
+      token.info = lang ?? '';
+      token.markup = fence;
+      token.map = [startLine, nextLine];
+    }
+    state.line = nextLine;
+    return true;
+  }
+
+  const oldParent = state.parentType;
+  const oldLineMax = state.lineMax;
+  state.lineMax = contentEnd;
+  if (kind === 'quote') {
+    state.parentType = 'blockquote';
+    const open = state.push('blockquote_open', 'blockquote', 1);
+    open.markup = fence;
+    open.map = [startLine, nextLine];
+    state.md.block.tokenize(state, startLine + 1, contentEnd);
+    state.push('blockquote_close', 'blockquote', -1).markup = fence;
+  } else {
+    state.push('spoiler_open', 'div', 1).map = [startLine, nextLine];
+    if (header !== null && header.trim() !== '') {
+      state.push('paragraph_open', 'p', 1);
+      const inline = state.push('inline', '', 0);
+      inline.content = header.trim();
+      inline.map = [startLine, startLine + 1];
+      inline.children = [];
+      state.push('paragraph_close', 'p', -1);
+    }
+    state.push('spoiler_content', 'div', 0);
+    state.md.block.tokenize(state, startLine + 1, contentEnd);
+    state.push('spoiler_close', 'div', -1);
+  }
+  state.parentType = oldParent;
+  state.lineMax = oldLineMax;
+  state.line = nextLine;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inline syntax: mentions, channel links, code spans, strikethrough, timestamps
+
+// zerver/lib/mention.py: BEFORE_MENTION_ALLOWED_REGEX; links also refuse "[" before them.
+const MENTION_BEFORE = /[\s'"({[/<]/;
+const LINK_BEFORE = /[\s'"({/<]/;
+const USER_MENTION_RE = /@(_?)\*\*([^*]+)\*\*/y;
+const GROUP_MENTION_RE = /@(_?)\*([^*]+)\*/y;
+const STREAM_TOPIC_MESSAGE_RE = /#\*\*([^*>]+)>([^*]+)@(\d+)\*\*/y;
+const STREAM_TOPIC_RE = /#\*\*([^*>]+)>([^*]+)\*\*/y;
+const STREAM_RE = /#\*\*([^*]+)\*\*/y;
+const ID_SYNTAX_RE = /^(.+)?\|(\d+)$/s;
+const STREAM_WILDCARDS = new Set(['all', 'everyone', 'stream', 'channel']);
+const TOPIC_WILDCARDS = new Set(['topic']);
+
+function matchAt(re: RegExp, state: StateInline): RegExpExecArray | null {
+  re.lastIndex = state.pos;
+  const m = re.exec(state.src);
+  return m && m.index + m[0].length <= state.posMax ? m : null;
+}
+
+function pushHtml(state: StateInline, html: string, end: number, isLink = false): void {
+  const token = state.push('zulip_html', '', 0);
+  token.content = html;
+  token.meta = { isLink };
+  state.pos = end;
+}
+
+function userMention(state: StateInline, silent: boolean): boolean {
+  const env = state.env as Env;
+  if (state.src.charCodeAt(state.pos) !== 0x40 /* @ */) return false;
+  if (state.pos > 0 && !MENTION_BEFORE.test(state.src[state.pos - 1]!)) return false;
+  const m = matchAt(USER_MENTION_RE, state);
+  if (!m) return false;
+  const name = m[2]!;
+  // zulip-compat: every mention inside a quote is silent.
+  const isSilent = m[1] === '_' || env.inQuote;
+  let html: string;
+  if (STREAM_WILDCARDS.has(name)) {
+    if (!silent && !isSilent) env.wildcardChannel = true;
+    html = `<span class="user-mention channel-wildcard-mention${isSilent ? ' silent' : ''}" data-user-id="*">${isSilent ? '' : '@'}${escapeText(name)}</span>`;
+  } else if (TOPIC_WILDCARDS.has(name)) {
+    if (!silent && !isSilent) env.wildcardTopic = true;
+    html = `<span class="topic-mention${isSilent ? ' silent' : ''}">${isSilent ? '' : '@'}${escapeText(name)}</span>`;
+  } else {
+    let user: MentionableUser | null;
+    const idSyntax = ID_SYNTAX_RE.exec(name);
+    if (idSyntax) {
+      user = env.ctx.userById(Number(idSyntax[2]));
+      // zulip-compat: @**name|id** must name that user exactly.
+      if (idSyntax[1] !== undefined && user !== null && user.full_name !== idSyntax[1]) return false;
+    } else {
+      user = env.ctx.userByName(name);
+    }
+    if (user === null) return false;
+    const quiet = isSilent || user.is_active === false;
+    if (!silent && !quiet) env.mentionedUserIds.add(user.id);
+    html = `<span class="user-mention${quiet ? ' silent' : ''}" data-user-id="${user.id}">${quiet ? '' : '@'}${escapeText(user.full_name)}</span>`;
+  }
+  if (!silent) pushHtml(state, html, state.pos + m[0].length);
+  else state.pos += m[0].length;
+  return true;
+}
+
+function groupMention(state: StateInline, silent: boolean): boolean {
+  const env = state.env as Env;
+  if (state.src.charCodeAt(state.pos) !== 0x40 /* @ */) return false;
+  if (state.pos > 0 && !MENTION_BEFORE.test(state.src[state.pos - 1]!)) return false;
+  const m = matchAt(GROUP_MENTION_RE, state);
+  if (!m) return false;
+  const group = env.ctx.groupByName(m[2]!);
+  if (group === null) return false;
+  const quiet = m[1] === '_' || env.inQuote || group.deactivated === true;
+  if (!silent) {
+    if (!quiet) env.mentionedGroupIds.add(group.id);
+    const html = `<span class="user-group-mention${quiet ? ' silent' : ''}" data-user-group-id="${group.id}">${quiet ? '' : '@'}${escapeText(group.name)}</span>`;
+    pushHtml(state, html, state.pos + m[0].length);
+  } else {
+    state.pos += m[0].length;
+  }
+  return true;
+}
+
+function streamLink(state: StateInline, silent: boolean): boolean {
+  const env = state.env as Env;
+  if (state.src.charCodeAt(state.pos) !== 0x23 /* # */) return false;
+  if (state.pos > 0 && !LINK_BEFORE.test(state.src[state.pos - 1]!)) return false;
+  let m = matchAt(STREAM_TOPIC_MESSAGE_RE, state);
+  let kind: 'message' | 'topic' | 'stream' = 'message';
+  let stream: LinkableStream | null = m ? env.ctx.streamByName(m[1]!) : null;
+  if (stream === null) {
+    kind = 'topic';
+    m = matchAt(STREAM_TOPIC_RE, state);
+    stream = m ? env.ctx.streamByName(m[1]!) : null;
+  }
+  if (stream === null) {
+    kind = 'stream';
+    m = matchAt(STREAM_RE, state);
+    stream = m ? env.ctx.streamByName(m[1]!) : null;
+  }
+  if (stream === null || m === null) return false;
+  if (silent) {
+    state.pos += m[0].length;
+    return true;
+  }
+  const name = m[1]!;
+  const channel = `/#narrow/channel/${encodeChannel(stream.id, name)}`;
+  let html: string;
+  if (kind === 'stream') {
+    html = `<a class="stream" data-stream-id="${stream.id}" href="${escapeAttr(channel)}">#${escapeText(name)}</a>`;
+  } else {
+    const topicUrl = `${channel}/topic/${encodeHashComponent(m[2]!)}`;
+    html =
+      kind === 'topic'
+        ? `<a class="stream-topic" data-stream-id="${stream.id}" href="${escapeAttr(topicUrl)}">#${escapeText(name)} &gt; ${escapeText(m[2]!)}</a>`
+        : `<a class="message-link" href="${escapeAttr(`${topicUrl}/near/${m[3]}`)}">#${escapeText(name)} &gt; ${escapeText(m[2]!)} @ 💬</a>`;
+  }
+  pushHtml(state, html, state.pos + m[0].length, true);
+  return true;
+}
+
+// zulip-compat: code spans keep their spaces and do not cross lines.
+function backticks(state: StateInline, silent: boolean): boolean {
+  let pos = state.pos;
+  if (state.src.charCodeAt(pos) !== 0x60 /* ` */) return false;
+  const start = pos;
+  while (pos < state.posMax && state.src.charCodeAt(pos) === 0x60) pos++;
+  const marker = state.src.slice(start, pos);
+  let search = pos;
+  for (;;) {
+    const found = state.src.indexOf(marker, search);
+    if (found === -1 || found >= state.posMax) break;
+    let runEnd = found;
+    while (runEnd < state.posMax && state.src.charCodeAt(runEnd) === 0x60) runEnd++;
+    const content = state.src.slice(pos, found);
+    if (content.includes('\n')) break;
+    if (runEnd - found === marker.length && content.length > 0) {
+      if (!silent) {
+        const token = state.push('code_inline', 'code', 0);
+        token.markup = marker;
+        token.content = content;
+      }
+      state.pos = runEnd;
+      return true;
+    }
+    search = runEnd;
+  }
+  if (!silent) state.pending += marker;
+  state.pos = pos;
+  return true;
+}
+
+// zulip-compat: Zulip's ~~strikethrough~~ is a plain regex (spaces inside are fine), rendered <del>.
+const DEL_RE = /~~([^~\n]+?)~~(?!~)/y;
+function strikethrough(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x7e /* ~ */) return false;
+  if (state.pos > 0 && state.src.charCodeAt(state.pos - 1) === 0x7e) return false;
+  const m = matchAt(DEL_RE, state);
+  if (!m) return false;
+  if (silent) {
+    state.pos += m[0].length;
+    return true;
+  }
+  const end = state.pos + m[0].length;
+  const oldMax = state.posMax;
+  state.push('del_open', 'del', 1).markup = '~~';
+  state.pos += 2;
+  state.posMax = end - 2;
+  state.md.inline.tokenize(state);
+  state.push('del_close', 'del', -1).markup = '~~';
+  state.pos = end;
+  state.posMax = oldMax;
+  return true;
+}
+
+const TIMESTAMP_RE = /<time:([^>]*?)>/y;
+function timestamp(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x3c /* < */) return false;
+  const m = matchAt(TIMESTAMP_RE, state);
+  if (!m) return false;
+  if (!silent) {
+    const text = m[1]!;
+    const iso = parseTimestamp(text);
+    pushHtml(
+      state,
+      iso === null
+        ? `<span class="timestamp-error">Invalid time format: ${escapeText(text)}</span>`
+        : `<time datetime="${iso}">${escapeText(text)}</time>`,
+      state.pos + m[0].length,
+    );
+  } else {
+    state.pos += m[0].length;
+  }
+  return true;
+}
+
+// Zulip parses with dateutil; we accept ISO 8601 (naive means UTC, as in Zulip), Unix
+// seconds, and what Date.parse reads with an explicit zone.
+function parseTimestamp(text: string): string | null {
+  const t = text.trim();
+  let ms: number;
+  if (/^-?\d+(\.\d+)?$/.test(t)) ms = Number(t) * 1000;
+  else if (/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(t)) ms = Date.parse(t.replace(' ', 'T') + (t.length > 10 ? 'Z' : 'T00:00:00Z'));
+  else if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(t)) ms = Date.parse(t.replace(' ', 'T'));
+  else return null;
+  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) return null;
+  return new Date(ms).toISOString().replace('.000Z', 'Z');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text post-processing: autolinks, linkifiers, :emoji:, emoticons, unicode emoji
+
+// zerver/lib/markdown/__init__.py: get_web_link_regex. Zulip takes the IANA TLD list minus a few
+// common file extensions.
+const TLD_FALSE_POSITIVES = new Set(['java', 'md', 'mov', 'py', 'zip']);
+
+function buildWebLinkRegex(): RegExp {
+  const inner = String.raw`[^\s()"]*`;
+  const parenGroup = String.raw`[^\s()"]*?(?:\(%s\)[^\s()"]*?)*`;
+  let nested = parenGroup;
+  for (let i = 0; i < 6; i++) nested = nested.replace('%s', parenGroup);
+  nested = nested.replace('%s', inner);
+  const tlds = TLDS.filter((t) => /^[a-z0-9-]+$/.test(t) && !TLD_FALSE_POSITIVES.has(t)).sort((a, b) => b.length - a.length || (a < b ? -1 : 1)).join('|');
+  const source =
+    String.raw`(?<![^\s'"(,:<])(?<url>(?:(?:https?:\/\/[\w.:@-]+?|(?:[\w-]+\.)+(?:${tlds}))(?:\/${nested})?)` +
+    String.raw`|(?:[\w.-]+@[\w.-]+\.\w+)|(?:bitcoin:[13][a-km-zA-HJ-NP-Z1-9]{25,34}))(?=[!:;?),.'">]*(?:$|\s))`;
+  return new RegExp(source, 'gu');
+}
+let webLinkRegex: RegExp | null = null;
+
+const EMOJI_SYNTAX_RE = /:([\p{L}\p{N}\p{Mn}_+-]+):/gu;
+const POSSIBLE_EMOJI_RE =
+  /\p{RI}\p{RI}|\p{Emoji}(?:\p{Emoji_Modifier}|\uFE0F\u20E3?|[\u{E0020}-\u{E007E}]+\u{E007F})?(?:\u200D(?:\p{RI}\p{RI}|\p{Emoji}(?:\p{Emoji_Modifier}|\uFE0F\u20E3?|[\u{E0020}-\u{E007E}]+\u{E007F})?))*/gu;
+const TEXT_PRESENTATION_RE = /^\P{Emoji_Presentation}\u20E3?$/u;
+const EMOTICON_TERMINALS = ",.;?!()[] \"'\n\t";
+const EMOTICON_RE = new RegExp(
+  `(?<![^${EMOTICON_TERMINALS.replace(/[\]\\[]/g, '\\$&')}])(${Object.keys(EMOTICON_CONVERSIONS)
+    .map((e) => e.replace(/[()|/]/g, '\\$&'))
+    .join('|')})(?![^${EMOTICON_TERMINALS.replace(/[\]\\[]/g, '\\$&')}])`,
+  'g',
+);
+
+function emojiSpan(code: string, name: string): string {
+  const title = escapeAttr(name.replace(/_/g, ' '));
+  return `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">:${escapeText(name)}:</span>`;
+}
+function imageEmoji(src: string, name: string): string {
+  return `<img alt=":${escapeAttr(name)}:" class="emoji" src="${escapeAttr(src)}" title="${escapeAttr(name.replace(/_/g, ' '))}">`;
+}
+
+// A run of text being split into plain text and finished HTML. `before`/`after` stand for the
+// neighbouring character: '' at the paragraph edge, '\n' at a line break, and a placeholder for
+// any other element (as Python-Markdown's placeholders do, so patterns do not match across it).
+interface Piece {
+  text: string;
+  html: string | null;
+  link?: boolean;
+  href?: string;
+  before: string;
+  after: string;
+}
+const PLACEHOLDER_BEFORE = '\u0003';
+const PLACEHOLDER_AFTER = '\u0002';
+
+type Finder = (s: string, from: number) => { start: number; end: number; html: string; href?: string } | null;
+
+function splitPieces(pieces: Piece[], find: Finder, isLink: boolean): Piece[] {
+  const out: Piece[] = [];
+  for (const piece of pieces) {
+    if (piece.html !== null || piece.text === '') {
+      out.push(piece);
+      continue;
+    }
+    const s = piece.before + piece.text + piece.after;
+    const offset = piece.before.length;
+    const limit = offset + piece.text.length;
+    let pos = offset;
+    let cursor = offset;
+    let before = piece.before;
+    for (;;) {
+      const hit = find(s, pos);
+      if (hit === null || hit.start >= limit) break;
+      if (hit.start < offset || hit.end > limit) {
+        pos = hit.start + 1;
+        continue;
+      }
+      if (hit.start > cursor) out.push({ text: s.slice(cursor, hit.start), html: null, before, after: PLACEHOLDER_AFTER });
+      out.push({ text: s.slice(hit.start, hit.end), html: hit.html, link: isLink, href: hit.href, before: '', after: '' });
+      before = PLACEHOLDER_BEFORE;
+      cursor = pos = hit.end;
+      if (hit.end === hit.start) pos++;
+    }
+    if (cursor === offset) out.push(piece);
+    else if (cursor < limit) out.push({ text: s.slice(cursor, limit), html: null, before, after: piece.after });
+  }
+  return out;
+}
+
+function linkHtml(ctx: RenderContext, url: string, text: string): { html: string; href: string } | null {
+  const sanitized = sanitizeUrl(url);
+  if (sanitized === null) return null;
+  const href = rewriteLocalLink(ctx, sanitized);
+  return { html: `<a href="${escapeAttr(href)}">${escapeText(text)}</a>`, href };
+}
+
+// Candidate words only: a URL holds no whitespace, so the regex never scans long text at once.
+const MAX_LINK_WORD = 2048;
+function findWebLink(ctx: RenderContext): Finder {
+  webLinkRegex ??= buildWebLinkRegex();
+  const re = webLinkRegex;
+  return (s, from) => {
+    const wordRe = /\S+/g;
+    wordRe.lastIndex = from;
+    for (let w = wordRe.exec(s); w !== null; w = wordRe.exec(s)) {
+      const word = w[0];
+      if (word.length > MAX_LINK_WORD || !/[.@:]/.test(word)) continue;
+      const start = Math.max(w.index, from);
+      // One character of context on each side is all the look-arounds need.
+      const ctxStart = Math.max(0, start - 1);
+      const sub = s.slice(ctxStart, w.index + word.length + 1);
+      re.lastIndex = start - ctxStart;
+      for (let m = re.exec(sub); m !== null; m = re.exec(sub)) {
+        const url = m.groups!['url']!;
+        const link = linkHtml(ctx, url, url);
+        if (link === null) continue;
+        return { start: ctxStart + m.index, end: ctxStart + m.index + url.length, html: link.html, href: link.href };
+      }
+    }
+    return null;
+  };
+}
+
+interface CompiledLinkifier {
+  re: RegExp;
+  template: string;
+}
+
+// Python (re2) pattern → JavaScript: named groups and \pL-style classes. Zulip wraps the
+// pattern so it matches only after whitespace or an opening delimiter and before a non-word.
+function compileLinkifier(l: Linkifier): CompiledLinkifier | null {
+  let src = l.pattern.replace(/\(\?P</g, '(?<').replace(/\(\?P=(\w+)\)/g, '\\k<$1>').replace(/\\([pP])([A-Za-z])(?![{A-Za-z])/g, '\\$1{$2}');
+  let flags = 'gdu';
+  const inline = /^\(\?([imsu]+)\)/.exec(src);
+  if (inline) {
+    src = src.slice(inline[0].length);
+    for (const f of inline[1]!) if ('ims'.includes(f) && !flags.includes(f)) flags += f;
+  }
+  const wrapped = `(?<linkifier_before_match>^|\\s|\\u0085|\\p{Z}|['"(,:<])(?<linkifier_actual_match>${src})(?<linkifier_after_match>$|[^\\p{L}\\p{N}])`;
+  try {
+    return { re: new RegExp(wrapped, flags), template: l.url_template };
+  } catch {
+    try {
+      const plain = wrapped.replace(/\\p\{Z\}/g, '\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000').replace(/\[\^\\p\{L\}\\p\{N\}\]/g, '[^\\w]');
+      return { re: new RegExp(plain, flags.replace('u', '')), template: l.url_template };
+    } catch {
+      return null;
+    }
+  }
+}
+
+function findLinkifier(ctx: RenderContext, l: CompiledLinkifier): Finder {
+  return (s, from) => {
+    // The "before" group consumes a character, so start one back to let it see it.
+    for (let pos = Math.max(0, from - 1); pos <= s.length; ) {
+      l.re.lastIndex = pos;
+      const m = l.re.exec(s);
+      if (m === null) return null;
+      const span = m.indices?.groups?.['linkifier_actual_match'];
+      const text = m.groups?.['linkifier_actual_match'];
+      if (!span || text === undefined || text === '') {
+        pos = m.index + 1;
+        continue;
+      }
+      if (span[0] >= from) {
+        const link = linkHtml(ctx, expandUriTemplate(l.template, m.groups ?? {}), text);
+        if (link !== null) return { start: span[0], end: span[1], html: link.html, href: link.href };
+      }
+      pos = m.index + 1;
+    }
+    return null;
+  };
+}
+
+function findEmojiSyntax(ctx: RenderContext): Finder {
+  return (s, from) => {
+    EMOJI_SYNTAX_RE.lastIndex = from;
+    const m = EMOJI_SYNTAX_RE.exec(s);
+    if (m === null) return null;
+    const name = m[1]!;
+    const custom = ctx.realmEmojiByName?.(name) ?? null;
+    let html: string;
+    if (custom !== null) html = imageEmoji(custom.source_url, name);
+    else if (name === 'zulip') html = imageEmoji(ZULIP_EMOJI_URL, name);
+    else {
+      const code = unicodeEmojiCode(name);
+      // zulip-compat: an unknown :name: is consumed as plain text.
+      html = code === null ? escapeText(m[0]) : emojiSpan(code, name);
+    }
+    return { start: m.index, end: m.index + m[0].length, html };
+  };
+}
+
+const findEmoticon: Finder = (s, from) => {
+  EMOTICON_RE.lastIndex = from;
+  const m = EMOTICON_RE.exec(s);
+  if (m === null) return null;
+  const name = EMOTICON_CONVERSIONS[m[1]!]!.slice(1, -1);
+  const code = unicodeEmojiCode(name);
+  if (code === null) return { start: m.index, end: m.index + m[0].length, html: escapeText(m[0]) };
+  return { start: m.index, end: m.index + m[0].length, html: emojiSpan(code, name) };
+};
+
+const findUnicodeEmoji: Finder = (s, from) => {
+  POSSIBLE_EMOJI_RE.lastIndex = from;
+  for (let m = POSSIBLE_EMOJI_RE.exec(s); m !== null; m = POSSIBLE_EMOJI_RE.exec(s)) {
+    if (TEXT_PRESENTATION_RE.test(m[0])) continue;
+    const code = emojiCodeForString(m[0]);
+    const name = emojiNameForCode(code);
+    if (name !== null) return { start: m.index, end: m.index + m[0].length, html: emojiSpan(code, name) };
+  }
+  return null;
+};
+
+function processTextRun(state: StateCore, children: Token[], env: Env): Token[] {
+  const out: Token[] = [];
+  let linkDepth = 0;
+  for (let i = 0; i < children.length; i++) {
+    const tok = children[i]!;
+    if (tok.type === 'link_open') linkDepth++;
+    else if (tok.type === 'link_close') linkDepth--;
+    if (tok.type !== 'text' || linkDepth > 0 || tok.content === '') {
+      out.push(tok);
+      continue;
+    }
+    const neighbour = (t: Token | undefined, edge: 'before' | 'after'): string => {
+      if (t === undefined) return '';
+      if (t.type === 'softbreak' || t.type === 'hardbreak') return '\n';
+      if (t.type === 'text') return edge === 'before' ? t.content.slice(-1) : t.content.slice(0, 1);
+      return edge === 'before' ? PLACEHOLDER_BEFORE : PLACEHOLDER_AFTER;
+    };
+    let pieces: Piece[] = [{ text: tok.content, html: null, before: neighbour(children[i - 1], 'before'), after: neighbour(children[i + 1], 'after') }];
+    pieces = splitPieces(pieces, findWebLink(env.ctx), true);
+    for (const l of env.linkifiers) pieces = splitPieces(pieces, findLinkifier(env.ctx, l), true);
+    pieces = splitPieces(pieces, findEmojiSyntax(env.ctx), false);
+    if (env.ctx.translateEmoticons) pieces = splitPieces(pieces, findEmoticon, false);
+    pieces = splitPieces(pieces, findUnicodeEmoji, false);
+    if (pieces.length === 1 && pieces[0]!.html === null) {
+      out.push(tok);
+      continue;
+    }
+    for (const p of pieces) {
+      const t = new state.Token(p.html === null ? 'text' : 'zulip_html', '', 0);
+      t.content = p.html ?? p.text;
+      t.meta = { isLink: p.link === true, href: p.href };
+      out.push(t);
+    }
+  }
+  return out;
+}
+
+// RFC 6570 expansion (levels 1–3, as Zulip's uri_template); unset variables are dropped.
+export function expandUriTemplate(template: string, vars: Record<string, string | undefined>): string {
+  const encode = (v: string, allowReserved: boolean): string =>
+    allowReserved
+      ? encodeURI(v).replace(/%25([0-9A-Fa-f]{2})/g, '%$1')
+      : encodeURIComponent(v).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  return template.replace(/\{([+#./;?&]?)([^{}]*)\}/g, (_all, op: string, list: string) => {
+    const names = list.split(',').map((n) => n.replace(/[*]$|:\d+$/, '').trim());
+    const values = names.map((n) => [n, vars[n]] as const).filter(([, v]) => v !== undefined && v !== null) as [string, string][];
+    if (values.length === 0) return '';
+    const reserved = op === '+' || op === '#';
+    const first = { '': '', '+': '', '#': '#', '.': '.', '/': '/', ';': ';', '?': '?', '&': '&' }[op] ?? '';
+    const sep = { '': ',', '+': ',', '#': ',', '.': '.', '/': '/', ';': ';', '?': '&', '&': '&' }[op] ?? ',';
+    const named = op === ';' || op === '?' || op === '&';
+    return (
+      first +
+      values
+        .map(([n, v]) => {
+          const e = encode(v, reserved);
+          return named ? (op === ';' && e === '' ? n : `${n}=${e}`) : e;
+        })
+        .join(sep)
+    );
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The markdown-it instance (configured once; per-render data travels in env)
+
+// The built-in rule we wrap (markdown-it keeps them in the undocumented-but-stable __rules__).
+function ruleFn<T>(ruler: MarkdownIt.Ruler<T>, name: string): T {
+  const rules = (ruler as unknown as { __rules__: { name: string; fn: T }[] }).__rules__;
+  const rule = rules.find((r) => r.name === name);
+  if (!rule) throw new Error(`markdown-it has no rule ${name}`);
+  return rule.fn;
+}
+
+function buildMarkdownIt(): MarkdownIt {
+  const md = new MarkdownIt('default', { html: false, breaks: true, linkify: false, typographer: false });
+  // zulip-compat: Zulip has no setext headings, reference links, images, <autolinks>, or
+  // backslash escapes; raw HTML is off.
+  md.disable(['lheading', 'reference', 'image', 'autolink', 'escape', 'html_block', 'html_inline', 'fence', 'strikethrough']);
+  md.block.ruler.before('code', 'zulip_fence', zulipFence, { alt: ['paragraph', 'reference', 'blockquote', 'list'] });
+
+  // zulip-compat: a quote whose lines are all empty (">") is a paragraph.
+  const blockquote = ruleFn(md.block.ruler, 'blockquote');
+  md.block.ruler.at(
+    'blockquote',
+    (state, startLine, endLine, silent) => {
+      let line = startLine;
+      let onlyEmpty = true;
+      for (; line < endLine; line++) {
+        const text = lineText(state, line);
+        if (text === '') break;
+        if (!/^>[>\s]*$/.test(text)) {
+          onlyEmpty = false;
+          break;
+        }
+        if (text.replace(/^>\s?/, '').trim() !== '') {
+          onlyEmpty = false;
+          break;
+        }
+      }
+      if (onlyEmpty) return false;
+      return blockquote(state, startLine, endLine, silent);
+    },
+    { alt: ['paragraph', 'reference', 'blockquote', 'list'] },
+  );
+
+  // zulip-compat: like Python-Markdown's nl2br, a paragraph keeps the spaces at its end and
+  // around its line breaks (CommonMark trims them).
+  const paragraph = ruleFn(md.block.ruler, 'paragraph');
+  md.block.ruler.at('paragraph', (state, startLine, endLine, silent) => {
+    if (!paragraph(state, startLine, endLine, silent)) return false;
+    const inline = state.tokens[state.tokens.length - 2];
+    if (inline?.type === 'inline') inline.content = state.getLines(startLine, state.line, state.blkIndent, false).replace(/^\s+/, '');
+    return true;
+  });
+  md.inline.ruler.at('newline', (state, silent) => {
+    if (state.src.charCodeAt(state.pos) !== 0x0a) return false;
+    if (!silent) state.push('softbreak', 'br', 0);
+    state.pos++;
+    return true;
+  });
+
+  md.inline.ruler.at('backticks', backticks);
+  md.inline.ruler.before('emphasis', 'zulip_strikethrough', strikethrough);
+  md.inline.ruler.before('emphasis', 'zulip_user_mention', userMention);
+  md.inline.ruler.before('emphasis', 'zulip_stream_link', streamLink);
+  md.inline.ruler.before('emphasis', 'zulip_group_mention', groupMention);
+  md.inline.ruler.before('emphasis', 'zulip_timestamp', timestamp);
+  // zulip-compat: no _underscore_ emphasis.
+  const emphasis = ruleFn(md.inline.ruler, 'emphasis');
+  md.inline.ruler.at('emphasis', (state, silent) => state.src.charCodeAt(state.pos) !== 0x5f && emphasis(state, silent));
+  // zulip-compat: *emphasis* and **strong** do not span lines.
+  md.inline.ruler2.before('emphasis', 'zulip_single_line_emphasis', (state) => {
+    const lists = [state.delimiters, ...state.tokens_meta.map((m) => m?.delimiters ?? [])];
+    for (const delimiters of lists) {
+      for (const d of delimiters) {
+        if (d.marker !== 0x2a || d.end === -1 || !d.open) continue;
+        const closer = delimiters[d.end];
+        if (!closer) continue;
+        for (let t = d.token; t < closer.token; t++) {
+          const type = state.tokens[t]!.type;
+          if (type === 'softbreak' || type === 'hardbreak') {
+            d.end = -1;
+            break;
+          }
+        }
+      }
+    }
+    return false;
+  });
+
+  // Links: Zulip's sanitiser decides which URLs may become links.
+  md.normalizeLink = (url) => url;
+  md.validateLink = (url) => sanitizeUrl(url.trim()) !== null;
+
+  // Inline parsing with knowledge of whether we are inside a quote (mentions there are silent).
+  md.core.ruler.at('inline', (state) => {
+    const env = state.env as Env;
+    let depth = 0;
+    for (const tok of state.tokens) {
+      if (tok.type === 'blockquote_open') depth++;
+      else if (tok.type === 'blockquote_close') depth--;
+      else if (tok.type === 'inline') {
+        env.inQuote = depth > 0;
+        state.md.inline.parse(tok.content, state.md, state.env, tok.children ?? (tok.children = []));
+      }
+    }
+    env.inQuote = false;
+  });
+
+  md.core.ruler.push('zulip_text', (state) => {
+    const env = state.env as Env;
+    for (const tok of state.tokens) {
+      if (tok.type !== 'inline' || !tok.children) continue;
+      tok.children = tok.children.filter((t) => t.type !== 'text' || t.content !== '');
+      fixLinks(state, tok, env);
+      fixStrongEm(tok.children);
+      tok.children = processTextRun(state, tok.children, env);
+    }
+  });
+
+  const r = md.renderer.rules;
+  r['text'] = (tokens, idx) => escapeText(tokens[idx]!.content);
+  r['code_inline'] = (tokens, idx) => `<code>${escapeText(tokens[idx]!.content)}</code>`;
+  r['zulip_html'] = (tokens, idx) => tokens[idx]!.content;
+  r['zulip_code'] = (tokens, idx) => codeBlockHtml(tokens[idx]!.content, tokens[idx]!.info || null);
+  r['code_block'] = (tokens, idx) => codeBlockHtml(tokens[idx]!.content.replace(/^\n+|\n+$/g, ''), null);
+  r['spoiler_open'] = () => '<div class="spoiler-block"><div class="spoiler-header">\n';
+  r['spoiler_content'] = () => '</div><div class="spoiler-content" aria-hidden="true">\n';
+  r['spoiler_close'] = () => '</div></div>\n';
+  // zulip-compat: a nested list follows its item's text directly ("<li>text<ul>").
+  r['bullet_list_open'] = () => '<ul>\n';
+  r['ordered_list_open'] = (tokens, idx) => {
+    const start = tokens[idx]!.attrGet('start');
+    return start === null ? '<ol>\n' : `<ol start="${escapeAttr(String(start))}">\n`;
+  };
+  r['th_open'] = r['td_open'] = (tokens, idx) => {
+    const t = tokens[idx]!;
+    const style = t.attrGet('style');
+    const align = style?.match(/text-align:(\w+)/)?.[1];
+    return `<${t.tag}${align ? ` style="text-align: ${align};"` : ''}>`;
+  };
+  return md;
+}
+
+// Links from [text](url): Zulip's sanitised href, local links made relative, and the URL as
+// text when the label is empty.
+function fixLinks(state: StateCore, inline: Token, env: Env): void {
+  const children = inline.children!;
+  for (let i = 0; i < children.length; i++) {
+    const tok = children[i]!;
+    if (tok.type !== 'link_open') continue;
+    const raw = tok.attrGet('href') ?? '';
+    const href = rewriteLocalLink(env.ctx, sanitizeUrl(raw.trim()) ?? '');
+    tok.attrSet('href', href);
+    tok.meta = { href };
+    let close = i + 1;
+    while (close < children.length && children[close]!.type !== 'link_close') close++;
+    const label = children.slice(i + 1, close);
+    if (label.every((t) => t.type === 'text' && t.content.trim() === '')) {
+      const text = new state.Token('text', '', 0);
+      text.content = href;
+      children.splice(i + 1, close - i - 1, text);
+    }
+  }
+}
+
+// zulip-compat: ***x*** is <strong><em>x</em></strong> (CommonMark nests it the other way).
+function fixStrongEm(children: Token[]): void {
+  for (let i = 0; i + 1 < children.length; i++) {
+    if (children[i]!.type !== 'em_open' || children[i + 1]!.type !== 'strong_open') continue;
+    let depth = 0;
+    for (let j = i + 1; j + 1 < children.length; j++) {
+      const t = children[j]!;
+      if (t.type === 'strong_open') depth++;
+      else if (t.type === 'strong_close' && --depth === 0) {
+        if (children[j + 1]!.type === 'em_close') {
+          [children[i], children[i + 1]] = [children[i + 1]!, children[i]!];
+          [children[j], children[j + 1]] = [children[j + 1]!, children[j]!];
+        }
+        break;
+      }
+    }
+  }
+}
+
+const md = buildMarkdownIt();
+
+// Zulip's MarkdownListPreprocessor: a list directly under a paragraph (or a list of the other
+// kind) still starts a list, so insert the blank line Markdown wants. Skips fenced code.
+const LI_RE = /^[ ]*([*+-]|\d\.)[ ]+(.*)/;
+function insertListBreaks(content: string): string {
+  const lines = content.split('\n');
+  const out: string[] = [];
+  const openFences: { fence: string; code: boolean }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    out.push(line);
+    const f = FENCE_RE.exec(line);
+    if (f) {
+      const lang = f[2] ?? null;
+      const last = openFences[openFences.length - 1];
+      if (!lang && last && last.fence === f[1]) openFences.pop();
+      else openFences.push({ fence: f[1]!, code: !(lang === 'quote' || lang === 'quoted') });
+    }
+    if (i + 1 >= lines.length || line === '' || openFences.some((x) => x.code)) continue;
+    const li1 = LI_RE.exec(line);
+    const li2 = LI_RE.exec(lines[i + 1]!);
+    if ((li2 && !li1) || (li1 && li2 && (li1[1]!.length === 1) !== (li2[1]!.length === 1))) out.push('');
+  }
+  return out.join('\n');
+}
+
+function linkifiersFor(ctx: RenderContext): CompiledLinkifier[] {
+  const out: CompiledLinkifier[] = [];
+  for (const l of ctx.linkifiers) {
+    const c = compileLinkifier(l);
+    if (c !== null) out.push(c);
+  }
+  return out;
+}
+
+const IMAGE_EXTENSIONS = ['.bmp', '.gif', '.jpe', '.jpeg', '.jpg', '.png', '.webp'];
+// Zulip previews at most this many distinct URLs; beyond it nothing is previewed.
+const INLINE_PREVIEW_LIMIT = 24;
+
+function collectLinks(tokens: Token[], ctx: RenderContext, result: RenderResult): void {
+  const all: string[] = [];
+  const previewable: string[] = [];
+  let depth = 0;
+  const visit = (href: string): void => {
+    all.push(href);
+    if (depth === 0) previewable.push(href);
+  };
+  for (const tok of tokens) {
+    if (tok.type === 'blockquote_open') depth++;
+    else if (tok.type === 'blockquote_close') depth--;
+    if (tok.type !== 'inline' || !tok.children) continue;
+    for (const child of tok.children) {
+      if (child.type === 'link_open') visit(child.attrGet('href') ?? '');
+      else if (child.type === 'zulip_html' && child.meta?.isLink) {
+        const href = (child.meta.href as string | undefined) ?? /href="([^"]*)"/.exec(child.content)?.[1]?.replace(/&amp;/g, '&') ?? '';
+        visit(href);
+      }
+    }
+  }
+  result.hasLink = all.length > 0;
+  const realmHost = ctx.realmUrl ? urlsplit(ctx.realmUrl).netloc.toLowerCase() : null;
+  const seen = new Set<string>();
+  for (const url of all) {
+    if (seen.has(url)) continue;
+    seen.add(url);
+    const parts = urlsplit(url.startsWith('user_uploads/') ? '/' + url : url);
+    if (parts.netloc !== '' && parts.netloc.toLowerCase() !== realmHost) continue;
+    if (!parts.path.startsWith('/user_uploads/')) continue;
+    result.linkedUploadPaths.push(parts.path.slice('/user_uploads/'.length));
+  }
+  result.hasAttachment = result.linkedUploadPaths.length > 0;
+  const unique = [...new Set(previewable)];
+  if (unique.length <= INLINE_PREVIEW_LIMIT) {
+    result.hasImage = unique.some((url) => {
+      const { netloc, path } = urlsplit(url);
+      return netloc !== 'pasteboard.co' && IMAGE_EXTENSIONS.some((ext) => path.toLowerCase().endsWith(ext));
+    });
+  }
+}
+
+function emptyResult(): RenderResult {
+  return {
+    html: '',
+    mentionedUserIds: new Set(),
+    mentionedGroupIds: new Set(),
+    wildcardChannel: false,
+    wildcardTopic: false,
+    hasLink: false,
+    hasImage: false,
+    hasAttachment: false,
+    linkedUploadPaths: [],
+  };
+}
+
+/**
+ * Renders a message's Markdown to Zulip-compatible HTML and reports what it mentions and links.
+ * Synchronous and total: it never throws; input past MAX_RENDER_INPUT characters is cut.
+ */
+export function renderMarkdown(content: string, ctx: RenderContext): RenderResult {
+  const result = emptyResult();
+  const source = String(content ?? '').slice(0, MAX_RENDER_INPUT).replace(/\r\n?/g, '\n');
+  const env: Env = {
+    ctx,
+    inQuote: false,
+    linkifiers: [],
+    mentionedUserIds: result.mentionedUserIds,
+    mentionedGroupIds: result.mentionedGroupIds,
+    wildcardChannel: false,
+    wildcardTopic: false,
+  };
+  try {
+    env.linkifiers = linkifiersFor(ctx);
+    const tokens = md.parse(insertListBreaks(source), env);
+    collectLinks(tokens, ctx, result);
+    result.html = md.renderer.render(tokens, md.options, env).replace(/\n+$/, '');
+    result.wildcardChannel = env.wildcardChannel;
+    result.wildcardTopic = env.wildcardTopic;
+    return result;
+  } catch (err) {
+    try {
+      ctx.onError?.(err);
+    } catch {
+      // The fallback below is still the answer.
+    }
+    // A bug here must not lose the message: fall back to escaped text.
+    const fallback = emptyResult();
+    fallback.html = source.trim() === '' ? '' : `<p>${escapeText(source).replace(/\n/g, '<br>\n')}</p>`;
+    return fallback;
+  }
+}

@@ -1,0 +1,271 @@
+// renderMarkdown against Zulip's own expectations: cases taken from Zulip's
+// zerver/tests/fixtures/markdown_test_cases.json (regular_tests and linkify_tests; where Zulip
+// highlights code with Pygments we compare with its unhighlighted "marked_expected_output"),
+// then Zulip's mention/link syntax, XSS, linkifiers, the result flags, and fuzzing.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { expandUriTemplate, MAX_RENDER_INPUT, renderMarkdown, sanitizeUrl, type RenderContext } from '../../src/lib/markdown';
+
+const USERS = [
+  { id: 12, full_name: 'King Hamlet' },
+  { id: 13, full_name: 'Othello, the Moor of Venice' },
+  { id: 14, full_name: 'Cordelia, Lear’s daughter' },
+  { id: 15, full_name: 'Gone Away', is_active: false },
+  { id: 16, full_name: 'King Hamlet' },
+  { id: 17, full_name: '<b>Evil</b> & "Co"' },
+];
+const GROUPS = [
+  { id: 3, name: 'support' },
+  { id: 4, name: 'backend team' },
+  { id: 5, name: 'retired', deactivated: true },
+];
+const STREAMS = [
+  { id: 9, name: 'Verona' },
+  { id: 10, name: 'Denmark & co (old).' },
+  { id: 11, name: '<script>' },
+];
+
+function context(over: Partial<RenderContext> = {}): RenderContext {
+  return {
+    // Like Zulip: names match case-insensitively; with two users of one name the first wins.
+    userByName: (name) => USERS.find((u) => u.full_name.toLowerCase() === name.toLowerCase()) ?? null,
+    userById: (id) => USERS.find((u) => u.id === id) ?? null,
+    groupByName: (name) => GROUPS.find((g) => g.name.toLowerCase() === name.toLowerCase()) ?? null,
+    streamByName: (name) => STREAMS.find((s) => s.name === name) ?? null,
+    linkifiers: [],
+    realmUrl: 'http://zulip.testserver',
+    ...over,
+  };
+}
+const html = (input: string, over: Partial<RenderContext> = {}): string => renderMarkdown(input, context(over)).html;
+
+const smile = '<span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span>';
+const emoji = (code: string, name: string, title = name.replace(/_/g, ' ')) =>
+  `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">:${name}:</span>`;
+
+// [name, input, expected] from Zulip's markdown_test_cases.json "regular_tests".
+const ZULIP_CASES: [string, string, string][] = [
+  ['empty', '', ''],
+  ['codeblock_hilite_python (marked)', 'Hamlet said:\n~~~~.python \ndef speak(self):\n    x = 1\n~~~~', '<p>Hamlet said:</p>\n<div class="codehilite" data-code-language="Python"><pre><span></span><code>def speak(self):\n    x = 1\n</code></pre></div>'],
+  ['codeblock_hilite_invented_language', '``` inventedlanguage\ndef speak(self):\n    x = 1\n```', '<div class="codehilite" data-code-language="inventedlanguage"><pre><span></span><code>def speak(self):\n    x = 1\n</code></pre></div>'],
+  ['codeblock_canonicalize_lang_alias (marked)', '``` py2\ndef speak(self):\n    x = 1\n```', '<div class="codehilite" data-code-language="Python 2.x"><pre><span></span><code>def speak(self):\n    x = 1\n</code></pre></div>'],
+  ['ampampamp', '& &amp; &amp;amp;\n~~~~\n& &amp; &amp;amp;\n~~~~\n    & &amp; &amp;amp;', '<p>&amp; &amp; &amp;amp;</p>\n<div class="codehilite"><pre><span></span><code>&amp; &amp;amp; &amp;amp;amp;\n</code></pre></div>\n<div class="codehilite"><pre><span></span><code>&amp; &amp;amp; &amp;amp;amp;\n</code></pre></div>'],
+  ['basic_paragraph', 'test_input', '<p>test_input</p>'],
+  ['codeblock_multiline', 'Hamlet once said\n~~~~\ndef func():\n    x = 1\n\n    y = 2\n\n    z = 3\n~~~~\nAnd all was good.', '<p>Hamlet once said</p>\n<div class="codehilite"><pre><span></span><code>def func():\n    x = 1\n\n    y = 2\n\n    z = 3\n</code></pre></div>\n<p>And all was good.</p>'],
+  ['normal_text_test', "it's lunch time", "<p>it's lunch time</p>"],
+  ['codeblock_trailing_whitespace', 'Hamlet once said\n~~~~\ndef func():\n    x = 1\n\n    y = 2\t\t\n\n    z = 3       \n~~~~\nAnd all was good.', '<p>Hamlet once said</p>\n<div class="codehilite"><pre><span></span><code>def func():\n    x = 1\n\n    y = 2\n\n    z = 3\n</code></pre></div>\n<p>And all was good.</p>'],
+  ['inline_code_spaces', '` outer ` ```    space    ```', '<p><code> outer </code> <code>    space    </code></p>'],
+  ['inline_code_html_entities', '`<&nbsp;>`', '<p><code>&lt;&amp;nbsp;&gt;</code></p>'],
+  ['codeblock_backticks', '\n```\nfenced code\n```\n\n```inline code```\n', '<div class="codehilite"><pre><span></span><code>fenced code\n</code></pre></div>\n<p><code>inline code</code></p>'],
+  ['hanging_multi_codeblock', 'Hamlet said:\n~~~~\ndef speak(self):\n    x = 1\n# Comment to make this code block longer to test Trac #1162\n~~~~\n\nThen he mentioned ````y = 4 + x**2```` and\n~~~~\ndef foobar(self):\n    return self.baz()', '<p>Hamlet said:</p>\n<div class="codehilite"><pre><span></span><code>def speak(self):\n    x = 1\n# Comment to make this code block longer to test Trac #1162\n</code></pre></div>\n<p>Then he mentioned <code>y = 4 + x**2</code> and</p>\n<div class="codehilite"><pre><span></span><code>def foobar(self):\n    return self.baz()\n</code></pre></div>'],
+  ['fenced_normal_quote', 'Hamlet said:\n~~~ quote\nTo be or **not** to be.\n\nThat is the question\n~~~', '<p>Hamlet said:</p>\n<blockquote>\n<p>To be or <strong>not</strong> to be.</p>\n<p>That is the question</p>\n</blockquote>'],
+  ['fenced_nested_quote', 'Hamlet said:\n~~~ quote\nPolonius said:\n> This above all: to thine ownself be true,\nAnd it must follow, as the night the day,\nThou canst not then be false to any man.\n\nWhat good advice!\n~~~', '<p>Hamlet said:</p>\n<blockquote>\n<p>Polonius said:</p>\n<blockquote>\n<p>This above all: to thine ownself be true,<br>\nAnd it must follow, as the night the day,<br>\nThou canst not then be false to any man.</p>\n</blockquote>\n<p>What good advice!</p>\n</blockquote>'],
+  ['fenced_complexly_nested_quote', 'I heard about this second hand...\n~~~ quote\n\nHe said:\n~~~ quote\nThe customer is complaining.\n\nThey looked at this code:\n``` \ndef hello(): print \'hello\n```\nThey would prefer:\n~~~\ndef hello()\n  puts \'hello\'\nend\n~~~\n\nPlease advise.\n~~~\n\nShe said:\n~~~ quote\nJust send them this:\n```\necho "hello\n"\n```\n~~~', '<p>I heard about this second hand...</p>\n<blockquote>\n<p>He said:</p>\n<blockquote>\n<p>The customer is complaining.</p>\n<p>They looked at this code:</p>\n<div class="codehilite"><pre><span></span><code>def hello(): print &#39;hello\n</code></pre></div>\n<p>They would prefer:</p>\n</blockquote>\n<p>def hello()<br>\n  puts \'hello\'<br>\nend</p>\n</blockquote>\n<p>Please advise.</p>\n<div class="codehilite"><pre><span></span><code>She said:\n~~~ quote\nJust send them this:\n```\necho &quot;hello\n&quot;\n```\n</code></pre></div>'],
+  ['empty_single_blockquote', '>', '<p>&gt;</p>'],
+  ['empty_multiple_blockquote', '>>>>>', '<blockquote>\n<blockquote>\n<blockquote>\n<blockquote>\n<p>&gt;</p>\n</blockquote>\n</blockquote>\n</blockquote>\n</blockquote>'],
+  ['multiple_blockquote_with_angular_bracket', '> Hello World!\n\n> Hello Universe!', '<blockquote>\n<p>Hello World!</p>\n</blockquote>\n<blockquote>\n<p>Hello Universe!</p>\n</blockquote>'],
+  ['multiple_blockquote_with_backticks_and_angular_bracket', '```quote\nText in\nmultiple lines.\n```\n\n> Text in a single line.', '<blockquote>\n<p>Text in<br>\nmultiple lines.</p>\n</blockquote>\n<blockquote>\n<p>Text in a single line.</p>\n</blockquote>'],
+  ['multiple_blockquote_with_quote_and_reply', 'Hamlet said:\n~~~quote\nCan we talk ?\n~~~\n> Yes !!\n\nWelcome to Open Source.', '<p>Hamlet said:</p>\n<blockquote>\n<p>Can we talk ?</p>\n</blockquote>\n<blockquote>\n<p>Yes !!</p>\n</blockquote>\n<p>Welcome to Open Source.</p>'],
+  ['fenced_quote_with_hashtag', '```quote\n# line 1\n#line 2\n```', '<blockquote>\n<h1>line 1</h1>\n<p>#line 2</p>\n</blockquote>'],
+  ['fenced_quote_and_list', 'Before:\n* One.\n* Two.\n\n```quote\nLists should work after a quote\n```\n\nAfter:\n* One.\n* Two.', '<p>Before:</p>\n<ul>\n<li>One.</li>\n<li>Two.</li>\n</ul>\n<blockquote>\n<p>Lists should work after a quote</p>\n</blockquote>\n<p>After:</p>\n<ul>\n<li>One.</li>\n<li>Two.</li>\n</ul>'],
+  ['dangerous_block_having_x', 'xxxxxx xxxxx xxxxxxxx xxxx. x xxxx xxxxxxxxxx:\n\n```"xxxx xxxx\\xxxxx\\xxxxxx"```\n\nxxx xxxx xxxxx:```xx.xxxxxxx(x\'^xxxx$\', xx.xxxxxxxxx)```\n\nxxxxxxx\'x xxxx xxxxxxxxxx ```\'xxxx\'```, xxxxx xxxxxxxxx xxxxx ^ xxx $ xxxxxx xxxxx xxxxxxxxxxxx xxx xxxx xx x xxxx xx xxxx xx xxx xxxxx xxxxxx?', '<p>xxxxxx xxxxx xxxxxxxx xxxx. x xxxx xxxxxxxxxx:</p>\n<p><code>"xxxx xxxx\\xxxxx\\xxxxxx"</code></p>\n<p>xxx xxxx xxxxx:<code>xx.xxxxxxx(x\'^xxxx$\', xx.xxxxxxxxx)</code></p>\n<p>xxxxxxx\'x xxxx xxxxxxxxxx <code>\'xxxx\'</code>, xxxxx xxxxxxxxx xxxxx ^ xxx $ xxxxxx xxxxx xxxxxxxxxxxx xxx xxxx xx x xxxx xx xxxx xx xxx xxxxx xxxxxx?</p>'],
+  ['dangerous_block_having_backticks', '``` one ```\n\n``` two ```\n\n~~~~\nx = 1', '<p><code> one </code></p>\n<p><code> two </code></p>\n<div class="codehilite"><pre><span></span><code>x = 1\n</code></pre></div>'],
+  ['four_space_code_block', '    def foo(): pass', '<div class="codehilite"><pre><span></span><code>def foo(): pass\n</code></pre></div>'],
+  ['two_space_not_code_block', '  notcode', '<p>notcode</p>'],
+  ['hashheading_enabled', '# Hello world', '<h1>Hello world</h1>'],
+  ['hashheading_needs_spaces', '#Hello world', '<p>#Hello world</p>'],
+  ['hashheading_multiple_spaces', '#  Hello world', '<h1>Hello world</h1>'],
+  ['hashheading_6_levels', '###### Hello world', '<h6>Hello world</h6>'],
+  ['hashheading_7_levels', '####### Hello world', '<p>####### Hello world</p>'],
+  ['reference_links_disabled', 'Hello [world]\n\n[world]: https://google.com', '<p>Hello [world]</p>\n<p>[world]: <a href="https://google.com">https://google.com</a></p>'],
+  ['reference_links_disabled_2', 'Hello [world][ref-name]\n\n[ref-name]: https://google.com', '<p>Hello [world][ref-name]</p>\n<p>[ref-name]: <a href="https://google.com">https://google.com</a></p>'],
+  ['ulist_standard_1', 'Some text with a list:\n\n* One item\n* Two items\n* Three items', '<p>Some text with a list:</p>\n<ul>\n<li>One item</li>\n<li>Two items</li>\n<li>Three items</li>\n</ul>'],
+  ['ulist_standard_2', 'Some text with a list:\n\n- One item\n- Two items\n- Three items', '<p>Some text with a list:</p>\n<ul>\n<li>One item</li>\n<li>Two items</li>\n<li>Three items</li>\n</ul>'],
+  ['ulist_standard_3', 'Some text with a list:\n\n+ One item\n+ Two items\n+ Three items', '<p>Some text with a list:</p>\n<ul>\n<li>One item</li>\n<li>Two items</li>\n<li>Three items</li>\n</ul>'],
+  ['list_codeblock_interference', 'para:\n\n    1. list-1\n    2. list-2\n      1. list-2a\n    3. list-3\n', '<p>para:</p>\n<div class="codehilite"><pre><span></span><code>1. list-1\n2. list-2\n  1. list-2a\n3. list-3\n</code></pre></div>'],
+  ['ulist_hanging', 'Some text with a hanging list:\n* One item\n* Two items\n* Three items', '<p>Some text with a hanging list:</p>\n<ul>\n<li>One item</li>\n<li>Two items</li>\n<li>Three items</li>\n</ul>'],
+  ['ulist_hanging_mixed', 'Plain list\n\n* Alpha\n\n* Beta\n\nThen hang it off:\n* Ypsilon\n* Zeta', '<p>Plain list</p>\n<ul>\n<li>\n<p>Alpha</p>\n</li>\n<li>\n<p>Beta</p>\n</li>\n</ul>\n<p>Then hang it off:</p>\n<ul>\n<li>Ypsilon</li>\n<li>Zeta</li>\n</ul>'],
+  ['ulist_hanging_multi', 'Plain list\n* Alpha\n* Beta\n\nAnd again:\n* A\n* B\n* C\n\nOnce more for feeling:\n* Q\n* E\n* D', '<p>Plain list</p>\n<ul>\n<li>Alpha</li>\n<li>Beta</li>\n</ul>\n<p>And again:</p>\n<ul>\n<li>A</li>\n<li>B</li>\n<li>C</li>\n</ul>\n<p>Once more for feeling:</p>\n<ul>\n<li>Q</li>\n<li>E</li>\n<li>D</li>\n</ul>'],
+  ['ulist_hanging_quoted', '```quote\nSome text with a hanging list inside quote:\n* one\n* two\n* three\n```', '<blockquote>\n<p>Some text with a hanging list inside quote:</p>\n<ul>\n<li>one</li>\n<li>two</li>\n<li>three</li>\n</ul>\n</blockquote>'],
+  ['ulist_nested_ulist_two_space_indent', 'Nested list\n* I am outer list\n  * I am inner nested list first item\n  * I am inner nested list second item', '<p>Nested list</p>\n<ul>\n<li>I am outer list<ul>\n<li>I am inner nested list first item</li>\n<li>I am inner nested list second item</li>\n</ul>\n</li>\n</ul>'],
+  ['ulist_codeblock', '~~~\nint x = 3\n* 4;\n~~~', '<div class="codehilite"><pre><span></span><code>int x = 3\n* 4;\n</code></pre></div>'],
+  ['malformed_fence', '~~~~~~~~xxxxxxxxx:  xxxxxxxxxxxx xxxxx x xxxxxxxx~~~~~~', '<p>~~~~~~~~xxxxxxxxx:  xxxxxxxxxxxx xxxxx x xxxxxxxx~~~~~~</p>'],
+  ['strikthrough_basic', 'I like ~~software~~ hardware', '<p>I like <del>software</del> hardware</p>'],
+  ['strikthrough_multiword_with_no_space_in_between', 'I ~~like software~~ love hardware', '<p>I <del>like software</del> love hardware</p>'],
+  ['strikthrough_multiword_with_space_in_between', 'I ~~ like software ~~ love hardware', '<p>I <del> like software </del> love hardware</p>'],
+  ['strikthrough_link', '~~test http://xx.xx link~~', '<p><del>test <a href="http://xx.xx">http://xx.xx</a> link</del></p>'],
+  ['underscore_disabled', '_foo_', '<p>_foo_</p>'],
+  ['emphasis_text', '*foo*', '<p><em>foo</em></p>'],
+  ['emphasis_code', 'const char *x = (char *)y', '<p>const char *x = (char *)y</p>'],
+  ['emphasis_with_space', 'A *foo bar* is a *baz quux*', '<p>A <em>foo bar</em> is a <em>baz quux</em></p>'],
+  ['emphasis_with_html', '*<h1>Hello world</h1>*', '<p><em>&lt;h1&gt;Hello world&lt;/h1&gt;</em></p>'],
+  ['underscore_strong_disabled', '__foo__', '<p>__foo__</p>'],
+  ['star_strong', '**foo**', '<p><strong>foo</strong></p>'],
+  ['star_emoji', '**:smile:**', `<p><strong>${smile}</strong></p>`],
+  ['star_strong_em', '***foo***', '<p><strong><em>foo</em></strong></p>'],
+  ['strong_with_html', '**<h1>Hello world</h1>**', '<p><strong>&lt;h1&gt;Hello world&lt;/h1&gt;</strong></p>'],
+  ['auto_renumbered_list_from', '3. A\n3. B\n3. C\n3. D', '<ol start="3">\n<li>A</li>\n<li>B</li>\n<li>C</li>\n<li>D</li>\n</ol>'],
+  ['linkify_interference', 'link: xx, x xxxxx xx xxxx xx\n\n[xxxxx #xx](http://xxxxxxxxx:xxxx/xxx/xxxxxx%78xxxx/xx/):**xxxxxxx**\n\nxxxxxxx xxxxx xxxx xxxxx:\n`xxxxxx`: xxxxxxx\n`xxxxxx`: xxxxx\n`xxxxxx`: xxxxx xxxxx', '<p>link: xx, x xxxxx xx xxxx xx</p>\n<p><a href="http://xxxxxxxxx:xxxx/xxx/xxxxxx%78xxxx/xx/">xxxxx #xx</a>:<strong>xxxxxxx</strong></p>\n<p>xxxxxxx xxxxx xxxx xxxxx:<br>\n<code>xxxxxx</code>: xxxxxxx<br>\n<code>xxxxxx</code>: xxxxx<br>\n<code>xxxxxx</code>: xxxxx xxxxx</p>'],
+  ['only_non_image_link', 'https://github.com', '<p><a href="https://github.com">https://github.com</a></p>'],
+  ['link_with_text', '[hello](https://github.com)', '<p><a href="https://github.com">hello</a></p>'],
+  ['link_without_text', '[](https://github.com)', '<p><a href="https://github.com">https://github.com</a></p>'],
+  ['link_with_empty_text', '[  ](https://github.com)', '<p><a href="https://github.com">https://github.com</a></p>'],
+  ['fragment_link', '[foo](http://zulip.testserver/#narrow/stream/1-Denmark)', '<p><a href="#narrow/stream/1-Denmark">foo</a></p>'],
+  ['not_fragment_link', '[foo](http://zulip.testserver/https://example.com)', '<p><a href="http://zulip.testserver/https://example.com">foo</a></p>'],
+  ['nl2br', 'test\nbar', '<p>test<br>\nbar</p>'],
+  ['tables', 'This is a table:\n\nFirst header  | Second header\n------------- | -------------\nContent cell  | Content cell\nContent cell  | Content cell\n', '<p>This is a table:</p>\n<table>\n<thead>\n<tr>\n<th>First header</th>\n<th>Second header</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td>Content cell</td>\n<td>Content cell</td>\n</tr>\n<tr>\n<td>Content cell</td>\n<td>Content cell</td>\n</tr>\n</tbody>\n</table>'],
+  ['multiline_strong', "You can check out **any time you'd like\nBut you can never leave**", "<p>You can check out **any time you'd like<br>\nBut you can never leave**</p>"],
+  ['many_emoji', 'test :smile: again :poop:\n:) foo:)bar x::y::z :wasted waste: :fakeemojithisshouldnotrender:', `<p>test ${smile} again ${emoji('1f4a9', 'poop')}<br>\n:) foo:)bar x::y::z :wasted waste: :fakeemojithisshouldnotrender:</p>`],
+  ['random_emoji_1', ':airplane:', `<p>${emoji('2708', 'airplane')}</p>`],
+  ['zulip_emoji', ':zulip:', '<p><img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip"></p>'],
+  ['random_emoji_2', ':poop:', `<p>${emoji('1f4a9', 'poop')}</p>`],
+  ['emoji_sequence_one', '🤷\u200d♀️', `<p>${emoji('1f937-200d-2640', 'woman_shrugging')}</p>`],
+  ['emoji_sequence_two', '👁\u200d🗨 #️⃣', `<p>${emoji('1f441-200d-1f5e8', 'eye_in_speech_bubble')} ${emoji('0023-20e3', 'hash')}</p>`],
+  ['unrecognized_emoji_sequence_three', 'normal lemon 🍋, purple lemon? 🍋\u200d🟪', `<p>normal lemon ${emoji('1f34b', 'lemon')}, purple lemon? 🍋\u200d🟪</p>`],
+  ['unrecognized_emoji_sequence_skin_tone', 'man in manual wheelchair: dark skin tone 👨🏿\u200d🦽', '<p>man in manual wheelchair: dark skin tone 👨🏿\u200d🦽</p>'],
+  ['emojis_without_space', ':cat:hello:dog::rabbit:', `<p>${emoji('1f408', 'cat')}hello${emoji('1f415', 'dog')}${emoji('1f407', 'rabbit')}</p>`],
+  ['emojis_newline', ':cat:\n:dog:', `<p>${emoji('1f408', 'cat')}<br>\n${emoji('1f415', 'dog')}</p>`],
+  ['not_emoji', ':not_an_emoji:', '<p>:not_an_emoji:</p>'],
+  ['unicode_emoji', '💩', `<p>${emoji('1f4a9', 'poop')}</p>`],
+  ['two_unicode_emoji_separated_by_text', '💩 word 💩', `<p>${emoji('1f4a9', 'poop')} word ${emoji('1f4a9', 'poop')}</p>`],
+  ['miscellaneous_symbols_and_pictographs', 'Merry Christmas!!🎄', `<p>Merry Christmas!!${emoji('1f384', 'holiday_tree')}</p>`],
+  ['miscellaneous_and_dingbats_emoji', '⚓➗', `<p>${emoji('2693', 'anchor')}${emoji('2797', 'division')}</p>`],
+  ['supplemental_symbols_and_pictographs', 'I am a robot 🤖.', `<p>I am a robot ${emoji('1f916', 'robot')}.</p>`],
+  ['miscellaneous_symbols_and_arrows', 'Black upward arrow ⬆️', `<p>Black upward arrow ${emoji('2b06', 'up')}</p>`],
+  ['unicode_emoji_without_space', 'Extra👽Terrestrial', `<p>Extra${emoji('1f47d', 'alien')}Terrestrial</p>`],
+  ['emoji_alongside_punctuation', ':smile:, :smile:; :smile:', `<p>${smile}, ${smile}; ${smile}</p>`],
+  ['new_emoji_test', ':avocado:, :kiwi:, :selfie:, :gear:, :comet:, :gold:', `<p>${emoji('1f951', 'avocado')}, ${emoji('1f95d', 'kiwi')}, ${emoji('1f933', 'selfie')}, ${emoji('2699', 'gear')}, ${emoji('2604', 'comet')}, ${emoji('1f947', 'gold')}</p>`],
+  ['emoji_pipeline_newline', 'The winner is:\nsmiley:smiley:', `<p>The winner is:<br>\nsmiley${emoji('1f603', 'smiley')}</p>`],
+  ['emoji_pipeline_emphasis', 'Testing *:smiley*: :sm*iley*: Testing', '<p>Testing <em>:smiley</em>: :sm<em>iley</em>: Testing</p>'],
+  ['emoji_pipeline_link', 'Visit https:smiley://google.com.', `<p>Visit https${emoji('1f603', 'smiley')}//google.com.</p>`],
+  ['skin_tones_are_banned', ':skin-tone-2: :skin-tone-3:', '<p>:skin-tone-2: :skin-tone-3:</p>'],
+  ['fried_egg_emoji_nonexistent', 'new :fried_egg: emoji is banned for now.', '<p>new :fried_egg: emoji is banned for now.</p>'],
+  ['emojis_with_zwj_are_banned', 'Emojis like :man-girl-girl: which have ZWJ are banned for now.', '<p>Emojis like :man-girl-girl: which have ZWJ are banned for now.</p>'],
+  ['valid_emoji_preceded_by_invalid_emoji', 'This is :invalidemoji: which should not prevent rendering :smile:', `<p>This is :invalidemoji: which should not prevent rendering ${smile}</p>`],
+  ['safe_html', '<h1>stay normal</h1> thanks', '<p>&lt;h1&gt;stay normal&lt;/h1&gt; thanks</p>'],
+  ['safe_html_with_simple_script_tag', '<script>alert(1)</script>', '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>'],
+  ['safe_html_nested_script_tag', '<<script>script>evil()<</script>/script>', '<p>&lt;&lt;script&gt;script&gt;evil()&lt;&lt;/script&gt;/script&gt;</p>'],
+  ['safe_html_nested_script_tag_with_parse_error', '<<x>script>evil()<</x>/script>', '<p>&lt;&lt;x&gt;script&gt;evil()&lt;&lt;/x&gt;/script&gt;</p>'],
+  ['safe_html_messed_up_complexly_nested_script_tags', '<scr<script></script>ipt type="text/javascript">alert("foo");</<script></script>script<del></del>>', '<p>&lt;scr&lt;script&gt;&lt;/script&gt;ipt type="text/javascript"&gt;alert("foo");&lt;/&lt;script&gt;&lt;/script&gt;script&lt;del&gt;&lt;/del&gt;&gt;</p>'],
+  ['safe_html_unclosed_tag', '<script src=http://xx.com/xss.js<b>', '<p>&lt;script src=http://xx.com/xss.js&lt;b&gt;</p>'],
+  ['safe_html_unclosed_tag_and_quotes', '<script src="http://xx.com/xss.js"<b>', '<p>&lt;script src="http://xx.com/xss.js"&lt;b&gt;</p>'],
+  ['safe_html_in_code', '~~~\n<h1>stay normal</h1>', '<div class="codehilite"><pre><span></span><code>&lt;h1&gt;stay normal&lt;/h1&gt;\n</code></pre></div>'],
+  ['ulist_with_inline_code', 'gonna take a break for a bit--all yours if you want to play around too. what I did:\n\n* install cmake\n* git clone zulip desktop\n* run `cmake-gui ..` in `c:\\zulip\\zulip-desktop\\msvcbuild`\n* hit configure/generate until it generated the msvc project (had to make a fix to some cmake files)\n* opened vs2013 \n* tried to build\n', '<p>gonna take a break for a bit--all yours if you want to play around too. what I did:</p>\n<ul>\n<li>install cmake</li>\n<li>git clone zulip desktop</li>\n<li>run <code>cmake-gui ..</code> in <code>c:\\zulip\\zulip-desktop\\msvcbuild</code></li>\n<li>hit configure/generate until it generated the msvc project (had to make a fix to some cmake files)</li>\n<li>opened vs2013 </li>\n<li>tried to build</li>\n</ul>'],
+  ['timestamp_unix', "Let's meet at <time:1496701800>.", `<p>Let's meet at <time datetime="2017-06-05T22:30:00Z">1496701800</time>.</p>`],
+  ['timestamp_incorrect', '<time:**hello world**>', '<p><span class="timestamp-error">Invalid time format: **hello world**</span></p>'],
+  ['tex_escaped', '`$$a$$`', '<p><code>$$a$$</code></p>'],
+  ['spoilers_fenced_spoiler', '```spoiler header\ncontent\n```\noutside spoiler\n', '<div class="spoiler-block"><div class="spoiler-header">\n<p>header</p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>content</p>\n</div></div>\n<p>outside spoiler</p>'],
+  ['spoilers_empty_header', '```spoiler\ncontent\n```\noutside spoiler\n', '<div class="spoiler-block"><div class="spoiler-header">\n</div><div class="spoiler-content" aria-hidden="true">\n<p>content</p>\n</div></div>\n<p>outside spoiler</p>'],
+  ['spoilers_script_tags', '```spoiler <script>alert(1)</script>\n<script>alert(1)</script>\n```', '<div class="spoiler-block"><div class="spoiler-header">\n<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>\n</div></div>'],
+  ['spoilers_block_quote', '~~~quote\n```spoiler header\ncontent\n```\noutside spoiler\n~~~\noutside quote', '<blockquote>\n<div class="spoiler-block"><div class="spoiler-header">\n<p>header</p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>content</p>\n</div></div>\n<p>outside spoiler</p>\n</blockquote>\n<p>outside quote</p>'],
+  ['spoilers_with_header_markdown', '```spoiler [Header](https://example.com) :smile:\ncontent\n```', `<div class="spoiler-block"><div class="spoiler-header">\n<p><a href="https://example.com">Header</a> ${smile}</p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>content</p>\n</div></div>`],
+  ['embedded_link_inside_Bold', '**[Static types in Python](https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy)**', '<p><strong><a href="https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy">Static types in Python</a></strong></p>'],
+  ['embedded_link_inside_Italic', '*[Static types in Python](https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy)*', '<p><em><a href="https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy">Static types in Python</a></em></p>'],
+  ['edge_case_embedded_link_inside_Bold', '<h1>**<h1>[<h2>Static types in Python</h2>](https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy)</h1>**</h1>', '<p>&lt;h1&gt;<strong>&lt;h1&gt;<a href="https://blog.zulip.com/2016/10/13/static-types-in-python-oh-mypy">&lt;h2&gt;Static types in Python&lt;/h2&gt;</a>&lt;/h1&gt;</strong>&lt;/h1&gt;</p>'],
+  ['telephone_sms_link', '[call me](tel:+14155551234) [or maybe not](sms:+14155551234)', '<p><a href="tel:+14155551234">call me</a> <a href="sms:+14155551234">or maybe not</a></p>'],
+  ['codeblock_hilite_shebang_feature_no_path_1 (marked)', '```\n#!python\nprint("Hello World")\n```', '<div class="codehilite"><pre><span></span><code>#!python\nprint(&quot;Hello World&quot;)\n</code></pre></div>'],
+  ['codeblock_hilite_shebang_feature_with_path (marked)', '```\n#!/usr/bin/python\nprint("Hello World")\n```', '<div class="codehilite"><pre><span></span><code>#!/usr/bin/python\nprint(&quot;Hello World&quot;)\n</code></pre></div>'],
+];
+
+// Zulip's "translate_emoticons" cases (the sender's setting on).
+const EMOTICON_CASES: [string, string][] = [
+  [':)', `<p>${smile}</p>`],
+  [':) foo :( bar <3 with space : ) real emoji :smile:', `<p>${smile} foo ${emoji('1f641', 'frown')} bar ${emoji('2764', 'heart')} with space : ) real emoji ${smile}</p>`],
+  ['a:) ;)b', '<p>a:) ;)b</p>'],
+  [':) test\n:) test', `<p>${smile} test<br>\n${smile} test</p>`],
+  ['`:)`', '<p><code>:)</code></p>'],
+  ['Translate this :).', `<p>Translate this ${smile}.</p>`],
+  ['Translate this !:)?', `<p>Translate this !${smile}?</p>`],
+];
+
+// Zulip's "linkify_tests": [input, expected with %s for the link, the linked text].
+const LINKIFY_CASES: [string, string, string][] = [
+  ['http://www.google.com', '<p>%s</p>', 'http://www.google.com'],
+  ['https://www.google.com', '<p>%s</p>', 'https://www.google.com'],
+  ['http://www.theregister.co.uk/foo/bar', '<p>%s</p>', 'http://www.theregister.co.uk/foo/bar'],
+  [' some text https://www.google.com/', '<p>some text %s</p>', 'https://www.google.com/'],
+  ['with short example.com url', '<p>with short %s url</p>', 'example.com'],
+  ['t.co', '<p>%s</p>', 't.co'],
+  ['readme.md', '<p>readme.md</p>', ''],
+  ['go to views.org please', '<p>go to %s please</p>', 'views.org'],
+  ['http://foo.com/blah_blah/', '<p>%s</p>', 'http://foo.com/blah_blah/'],
+  ['python class views.py is', '<p>python class views.py is</p>', ''],
+  ['with www www.zulip.com/foo ok?', '<p>with www %s ok?</p>', 'www.zulip.com/foo'],
+  ['allow questions like foo.com?', '<p>allow questions like %s?</p>', 'foo.com'],
+  ['"is.gd/foo/ "', '<p>"%s "</p>', 'is.gd/foo/'],
+  ['end of sentence https://t.co.', '<p>end of sentence %s.</p>', 'https://t.co'],
+  ['(Something like http://foo.com/blah_blah)', '<p>(Something like %s)</p>', 'http://foo.com/blah_blah'],
+  ['"is.gd/foo/"', '<p>"%s"</p>', 'is.gd/foo/'],
+  ['end with a quote www.google.com"', '<p>end with a quote %s"</p>', 'www.google.com'],
+  ['end with an exclamation www.google.com!', '<p>end with an exclamation %s!</p>', 'www.google.com'],
+  ['from http://supervisord.org/running.html:', '<p>from %s:</p>', 'http://supervisord.org/running.html'],
+  ['at https://zulip.com/api. Check it!', '<p>at %s. Check it!</p>', 'https://zulip.com/api'],
+  ['goo.gl/abc', '<p>%s</p>', 'goo.gl/abc'],
+  ['I spent a year at ucl.ac.uk', '<p>I spent a year at %s</p>', 'ucl.ac.uk'],
+  ['http://localhost:9991/?show_debug=1', '<p>%s</p>', 'http://localhost:9991/?show_debug=1'],
+  ['anyone before? (http://a.cc/i/FMXO)', '<p>anyone before? (%s)</p>', 'http://a.cc/i/FMXO'],
+  ['(http://en.wikipedia.org/wiki/Each-way_(bet))', '<p>(%s)</p>', 'http://en.wikipedia.org/wiki/Each-way_(bet)'],
+  ['(http://en.wikipedia.org/wiki/Each-way_(bet)_(more_parens))', '<p>(%s)</p>', 'http://en.wikipedia.org/wiki/Each-way_(bet)_(more_parens)'],
+  ['http://en.wikipedia.org/wiki/Qt_(framework)', '<p>%s</p>', 'http://en.wikipedia.org/wiki/Qt_(framework)'],
+  ['http://fr.wikipedia.org/wiki/Fichier:SMirC-facepalm.svg', '<p>%s</p>', 'http://fr.wikipedia.org/wiki/Fichier:SMirC-facepalm.svg'],
+  ['https://jira.atlassian.com/browse/JRA-31953?page=com.atlassian.jira.plugin.system.issuetabpanels:comment-tabpanel', '<p>%s</p>', 'https://jira.atlassian.com/browse/JRA-31953?page=com.atlassian.jira.plugin.system.issuetabpanels:comment-tabpanel'],
+  ['http://web.archive.org/web/20120630032016/http://web.mit.edu/mitcard/idpolicies.html', '<p>%s</p>', 'http://web.archive.org/web/20120630032016/http://web.mit.edu/mitcard/idpolicies.html'],
+  ['http://www.postgresql.org/message-id/14040.1364490185@sss.pgh.pa.us', '<p>%s</p>', 'http://www.postgresql.org/message-id/14040.1364490185@sss.pgh.pa.us'],
+  ['javascript:alert("hi");.com', '<p>javascript:alert("hi");.com</p>', ''],
+  ['javascript:foo.com', '<p>javascript:%s</p>', 'foo.com'],
+  ['javascript://foo.com', '<p>javascript://foo.com</p>', ''],
+  ['foobarscript://foo.com', '<p>foobarscript://foo.com</p>', ''],
+  ['about:blank.com', '<p>about:%s</p>', 'blank.com'],
+  ['[foo](javascript:foo.com)', '<p>[foo](javascript:%s)</p>', 'foo.com'],
+  ['[foo](javascript://foo.com)', '<p>[foo](javascript://foo.com)</p>', ''],
+  ['aim:addbuddy?screenname=foo', '<p>aim:addbuddy?screenname=foo</p>', ''],
+  ['itms://itunes.com/apps/appname', '<p>itms://itunes.com/apps/appname</p>', ''],
+  ['[foo](itms://itunes.com/apps/appname)', '<p>[foo](itms://itunes.com/apps/appname)</p>', ''],
+  ['1 [](foo://) 3 [](foo://) 5', '<p>1 [](foo://) 3 [](foo://) 5</p>', ''],
+  ['javascript:<i>"foo&bar"</i>', '<p>javascript:&lt;i&gt;"foo&amp;bar"&lt;/i&gt;</p>', ''],
+  ['[foo](javascript:<i>"foo&bar"</i>)', '<p>[foo](javascript:&lt;i&gt;"foo&amp;bar"&lt;/i&gt;)</p>', ''],
+  ['http://zulip.testserver/#narrow/stream/1-Denmark', '<p><a href="#narrow/stream/1-Denmark">http://zulip.testserver/#narrow/stream/1-Denmark</a></p>', ''],
+  ['http://zulip.testserver/https://example.com', '<p>%s</p>', 'http://zulip.testserver/https://example.com'],
+  ['a@b.com', '<p>%s</p>', 'a@b.com'],
+  ['<a@b.com>', '<p>&lt;%s&gt;</p>', 'a@b.com'],
+  ['a@b.com/foo', '<p>a@b.com/foo</p>', ''],
+  ['http://leo@foo.com/my/file', '<p>%s</p>', 'http://leo@foo.com/my/file'],
+  ['http://example.com/something?with,commas,in,url, but not at end', '<p>%s, but not at end</p>', 'http://example.com/something?with,commas,in,url'],
+  ['http://www.yelp.com/biz/taim-mobile-falafel-and-smoothie-truck-new-york#query', '<p>%s</p>', 'http://www.yelp.com/biz/taim-mobile-falafel-and-smoothie-truck-new-york#query'],
+  [' some text https://www.google.com/baz_(match)?with=foo&bar=baz with extras', '<p>some text %s with extras</p>', 'https://www.google.com/baz_(match)?with=foo&amp;bar=baz'],
+  ['hash it http://foo.com/blah_(wikipedia)_blah#cite-1', '<p>hash it %s</p>', 'http://foo.com/blah_(wikipedia)_blah#cite-1'],
+  ['http://technet.microsoft.com/en-us/library/Cc751099.rk20_25_big(l=en-us).mov', '<p>%s</p>', 'http://technet.microsoft.com/en-us/library/Cc751099.rk20_25_big(l=en-us).mov'],
+  ['https://metacpan.org/module/Image::Resize::OpenCV', '<p>%s</p>', 'https://metacpan.org/module/Image::Resize::OpenCV'],
+  ['foo.com/a::trollface::b', '<p>%s</p>', 'foo.com/a::trollface::b'],
+  ['a.commandstuff()', '<p>a.commandstuff()</p>', ''],
+  ['love...it', '<p>love...it</p>', ''],
+  ['sorry,http://example.com/', '<p>sorry,%s</p>', 'http://example.com/'],
+  ['two nested parens https://zulip.com/(we_like_(to_nest_)_nest)_nest', '<p>two nested parens %s</p>', 'https://zulip.com/(we_like_(to_nest_)_nest)_nest'],
+  ['six nested parens https://zulip.com/(we_like_((t(d(o(___)o)o))o_nest_)_nest)_nest', '<p>six nested parens %s</p>', 'https://zulip.com/(we_like_((t(d(o(___)o)o))o_nest_)_nest)_nest'],
+  ['eight is too many https://zulip.com/(we_like_((t(d(o(_(1(2)1)__)o)o))o_nest_)_nest)_nest', '<p>eight is too many https://zulip.com/(we_like_((t(d(o(_(1(2)1)__)o)o))o_nest_)_nest)_nest</p>', ''],
+  ['nested with autodetection zulip.us/(we_like_(to_n(e)st_)_n(es)t)_nest', '<p>nested with autodetection %s</p>', 'zulip.us/(we_like_(to_n(e)st_)_n(es)t)_nest'],
+];
+
+// How Zulip's test renders the %s of a linkify case: a link whose href is the sanitised URL.
+function linkifyExpected(template: string, text: string): string {
+  if (text === '') return template;
+  const raw = text.replace(/&amp;/g, '&');
+  const href = (raw.includes('@') && !raw.includes('/') ? 'mailto:' + raw : /^[a-z]+:\/\//.test(raw) ? raw : 'http://' + raw).replace(/&/g, '&amp;');
+  return template.replace('%s', `<a href="${href}">${text}</a>`);
+}
+
+describe('renderMarkdown: Zulip fixture cases', () => {
+  for (const [name, input, expected] of ZULIP_CASES) {
+    it(name, () => assert.equal(html(input), expected));
+  }
+  for (const [input, expected] of EMOTICON_CASES) {
+    it(`translate_emoticons: ${JSON.stringify(input)}`, () => assert.equal(html(input, { translateEmoticons: true }), expected));
+  }
+  it('leaves emoticons alone when translate_emoticons is off', () => assert.equal(html(':) ;)'), '<p>:) ;)</p>'));
+});
+
+describe('renderMarkdown: Zulip linkify cases', () => {
+  for (const [input, template, text] of LINKIFY_CASES) {
+    it(JSON.stringify(input), () => assert.equal(html(input), linkifyExpected(template, text)));
+  }
+});
