@@ -45,8 +45,15 @@ export function activeUserIds(app: App, realmId: number): number[] {
 }
 
 /** Validates a new account's email, name and password as POST /users does. Returns the clean name. */
-export function checkCreateUser(app: App, realmId: number, email: string, password: string | null, fullName: string): string {
-  const name = checkFullName(fullName);
+export function checkCreateUser(
+  app: App,
+  realmId: number,
+  email: string,
+  password: string | null,
+  fullName: string,
+  opts: { minNameLength?: number } = {},
+): string {
+  const name = checkFullName(fullName, { minLength: opts.minNameLength });
   if (!isValidEmail(email)) throw errors.badRequest('Bad name or username');
   if (findUserByDeliveryEmail(app.db, realmId, email)) throw errors.badRequest('Email is already in use.');
   if (password !== null) checkPasswordStrength(password);
@@ -56,7 +63,11 @@ export function checkCreateUser(app: App, realmId: number, email: string, passwo
 /** Creates a user (or bot) and puts them in the system group of their role. */
 export function doCreateUser(app: App, spec: NewUser): CreatedUser {
   return app.batch.write(() => {
-    const fullName = checkCreateUser(app, spec.realmId, spec.email, spec.password, spec.fullName);
+    // Names typed by an administrator get Zulip's 2-character minimum; without an acting user (the
+    // CLI) the owner's name may default to a one-letter email local part.
+    const fullName = checkCreateUser(app, spec.realmId, spec.email, spec.password, spec.fullName, {
+      minNameLength: spec.acting ? undefined : 1,
+    });
     const apiKey = newApiKey();
     const now = nowSeconds(app.clock);
     const userId = Number(

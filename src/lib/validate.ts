@@ -7,10 +7,10 @@ export const MIN_NAME_LENGTH = 2;
 const NAME_INVALID_CHARS = /[*`\\>"@\u0000-\u001f\u007f]/;
 
 /** Zulip's check_full_name: trimmed, 2..100 code points, none of its reserved characters, no "|123" suffix. */
-export function checkFullName(raw: string): string {
+export function checkFullName(raw: string, opts: { minLength?: number } = {}): string {
   const name = raw.trim();
   if (codePoints(name) > MAX_NAME_LENGTH) throw errors.badRequest('Name too long!');
-  if (codePoints(name) < MIN_NAME_LENGTH) throw errors.badRequest('Name too short!');
+  if (codePoints(name) < Math.max(1, opts.minLength ?? MIN_NAME_LENGTH)) throw errors.badRequest('Name too short!');
   if (NAME_INVALID_CHARS.test(name)) throw errors.badRequest('Invalid characters in name!');
   // "Name|123" is how mentions disambiguate users: a name may not look like one.
   if (/\|\d+$/.test(raw)) throw errors.badRequest('Invalid format!');
