@@ -1,11 +1,10 @@
 // POST /messages/flags/narrow: set or clear a flag on a window of a narrow, clamped to 5000 messages.
 import type { App } from '../app';
-import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import { messageWindow, type Anchor } from '../lib/fetch';
 import { narrowToSql, type NarrowTerm } from '../lib/narrow';
 import type { UserRow } from '../lib/users';
-import { applyFlag, editableFlag, flagsEvent } from './messages';
+import { applyFlag, editableFlag, flagsEvent, skipUnsubscribedForUnread } from './messages';
 
 export { parseAnchor } from '../lib/fetch';
 
@@ -35,21 +34,8 @@ export function doUpdateFlagsForNarrow(app: App, user: UserRow, req: FlagsNarrow
     const w = messageWindow(app, user, n, req.anchor, req.includeAnchor, numBefore, numAfter);
     const processed = w.rows.map((r) => r.id);
     // Only the user's own rows can be marked unread; channels they left are reported back.
-    let ignoredChannels: number[] = [];
-    let candidates = processed;
-    if (req.flag === 'read' && req.op === 'remove') {
-      const notSubscribed = new Set<number>();
-      const keep: number[] = [];
-      for (const r of w.rows) {
-        const m = stmt(app.db, 'SELECT m.stream_id, (SELECT active FROM subscription s WHERE s.user_id = ? AND s.stream_id = m.stream_id) AS active FROM message m WHERE m.id = ?').get(user.id, r.id) as
-          | { stream_id: number | null; active: number | null }
-          | undefined;
-        if (m && m.stream_id !== null && m.active !== 1) notSubscribed.add(m.stream_id);
-        else keep.push(r.id);
-      }
-      candidates = keep;
-      ignoredChannels = [...notSubscribed].sort((a, b) => a - b);
-    }
+    const markUnread = req.flag === 'read' && req.op === 'remove';
+    const { keep: candidates, ignoredChannels } = markUnread ? skipUnsubscribedForUnread(app, user, processed) : { keep: processed, ignoredChannels: [] };
     const changed = applyFlag(app, user, candidates, req.flag, req.op);
     app.batch.onCommit(() => {
       if (changed.length) app.events.send(flagsEvent(app, user, changed, req.flag, req.op), [user.id]);
@@ -62,7 +48,7 @@ export function doUpdateFlagsForNarrow(app: App, user: UserRow, req: FlagsNarrow
       found_oldest: w.foundOldest,
       found_newest: w.foundNewest,
     };
-    if (req.flag === 'read' && req.op === 'remove') out.ignored_because_not_subscribed_channels = ignoredChannels;
+    if (markUnread) out.ignored_because_not_subscribed_channels = ignoredChannels;
     return out;
   });
 }

@@ -359,9 +359,8 @@ export function editableFlag(flag: string): number {
 }
 
 /**
- * Sets or clears a flag on the given messages (ids the user can read). Starring a message the user
- * never received creates a historical row; other flags only touch existing rows.
- * Returns the ids whose flag actually changed.
+ * Sets or clears a flag on the given messages. A message the user can read but never received gets a
+ * historical row first; one they cannot read is "Invalid message(s)". Returns the ids whose flag changed.
  */
 export function applyFlag(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): number[] {
   const bit = editableFlag(flag);
@@ -370,7 +369,8 @@ export function applyFlag(app: App, user: UserRow, ids: number[], flag: string, 
   for (const id of ids) {
     let flags = userFlags(app.db, user.id, id);
     if (flags === null) {
-      if (flag !== 'starred' || op !== 'add' || !messageVisibleTo(app.db, user, id)) continue;
+      // As Zulip: a message the user can read but never received gets a historical row; others are refused.
+      if (!messageVisibleTo(app.db, user, id)) throw errors.badRequest('Invalid message(s)');
       stmt(app.db, 'INSERT INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)').run(user.id, id, FLAG.read | FLAG.historical);
       flags = FLAG.read | FLAG.historical;
     }
@@ -411,13 +411,40 @@ export function flagsEvent(app: App, user: UserRow, ids: number[], flag: string,
   return event;
 }
 
-/** POST /messages/flags. */
-export function doUpdateFlags(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): number[] {
+/**
+ * Zulip's invariant: unread channel messages are in channels the user is subscribed to. Splits ids into
+ * those that may be marked unread and the (sorted) channels whose messages were skipped.
+ */
+export function skipUnsubscribedForUnread(app: App, user: UserRow, ids: number[]): { keep: number[]; ignoredChannels: number[] } {
+  const skipped = new Set<number>();
+  const keep: number[] = [];
+  const q = stmt(
+    app.db,
+    'SELECT m.stream_id, (SELECT active FROM subscription s WHERE s.user_id = ? AND s.stream_id = m.stream_id) AS active FROM message m WHERE m.id = ? AND m.realm_id = ?',
+  );
+  for (const id of ids) {
+    const m = q.get(user.id, id, user.realm_id) as { stream_id: number | null; active: number | null } | undefined;
+    if (m && m.stream_id !== null && m.active !== 1) skipped.add(m.stream_id);
+    else keep.push(id);
+  }
+  return { keep, ignoredChannels: [...skipped].sort((a, b) => a - b) };
+}
+
+/** POST /messages/flags: the changed ids, and for read/remove the channels skipped (see above). */
+export function doUpdateFlags(
+  app: App,
+  user: UserRow,
+  ids: number[],
+  flag: string,
+  op: 'add' | 'remove',
+): { changed: number[]; ignoredChannels?: number[] } {
   return app.batch.write(() => {
     editableFlag(flag);
-    const changed = applyFlag(app, user, ids, flag, op);
+    const markUnread = flag === 'read' && op === 'remove';
+    const { keep, ignoredChannels } = markUnread ? skipUnsubscribedForUnread(app, user, ids) : { keep: ids, ignoredChannels: [] };
+    const changed = applyFlag(app, user, keep, flag, op);
     app.batch.onCommit(() => app.events.send(flagsEvent(app, user, changed, flag, op), [user.id]));
-    return changed;
+    return markUnread ? { changed, ignoredChannels } : { changed };
   });
 }
 

@@ -186,8 +186,9 @@ export const messageRoutes = [
     params: { messages: p.json(v.array(zInt())), op: p.str(), flag: p.str() },
     handle({ app, user, params }) {
       if (params.op !== 'add' && params.op !== 'remove') throw errors.badRequest("Invalid message flag operation: '{operation}'", { operation: params.op });
-      const changed = doUpdateFlags(app, user, params.messages, params.flag, params.op);
-      return { messages: changed };
+      const { ignoredChannels } = doUpdateFlags(app, user, params.messages, params.flag, params.op);
+      // zulip-compat: the response echoes the requested ids, not only the changed ones.
+      return ignoredChannels ? { messages: params.messages, ignored_because_not_subscribed_channels: ignoredChannels } : { messages: params.messages };
     },
   }),
   route({

@@ -71,14 +71,16 @@ export function messageWindow(
       ? (stmt(app.db, `SELECT m.id AS id, um.flags AS flags FROM ${from} WHERE ${where} AND m.id ${includeAnchor ? '>=' : '>'} ? ORDER BY m.id ASC LIMIT ?`)
           .all(user.id, ...n.params, anchor, afterLimit) as { id: number; flags: number | null }[])
       : [];
-  const foundAnchor = includeAnchor && after.length > 0 && after[0].id === anchor;
-  const afterCount = after.length - (foundAnchor ? 1 : 0);
+  // As Zulip's post_process_limited_query: the extra row fetched for the anchor slot is dropped when
+  // the anchor itself is not in the narrow, so at most numAfter rows follow it.
+  const anchorRows = includeAnchor ? after.filter((r) => r.id === anchor) : [];
+  const afterRows = after.filter((r) => r.id > anchor).slice(0, numAfter);
   return {
-    rows: [...before.reverse(), ...after],
+    rows: [...before.reverse(), ...anchorRows, ...afterRows],
     anchor,
-    foundAnchor,
+    foundAnchor: anchorRows.length === 1,
     foundOldest: anchor === 0 || before.length < numBefore,
-    foundNewest: anchor >= LARGER_THAN_MAX_MESSAGE_ID || afterCount < numAfter,
+    foundNewest: anchor >= LARGER_THAN_MAX_MESSAGE_ID || afterRows.length < numAfter,
   };
 }
 
