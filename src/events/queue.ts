@@ -117,6 +117,7 @@ export class EventQueue {
     return this.ids.length - this.head;
   }
 
+  /** Whether a poll is waiting on the queue. */
   get parked(): boolean {
     return this.waiter !== null;
   }

@@ -264,6 +264,31 @@ describe('GET /events', () => {
     assert.equal(e.person.email, 'newbie@example.com');
   });
 
+  it('yields the same realm_users two ways: old state plus events, and a fresh register', async () => {
+    const u = t.users.othello;
+    const old = await register(u, { event_types: ['realm_user'] });
+    await t.api(t.users.admin, 'PATCH', `/users/${t.users.guest.id}`, { full_name: 'Polonius Renamed' });
+    await t.api(t.users.admin, 'POST', '/users', { email: 'twoways@example.com', password: 'long-enough-pw', full_name: 'Two Ways' });
+    const { events } = (await poll(u, old.body.queue_id, -1, { dont_block: true })).body;
+    assert.deepEqual(
+      events.map((e: { type: string; op: string }) => `${e.type}/${e.op}`),
+      ['realm_user/update', 'realm_user/add'],
+    );
+    // What a client does with them (Zulip's apply_event for realm_user).
+    const users: Record<string, unknown>[] = old.body.realm_users;
+    for (const e of events) {
+      if (e.op === 'update') Object.assign(users.find((x) => x.user_id === e.person.user_id) as object, e.person);
+      if (e.op === 'add') {
+        const { is_active: _active, ...person } = e.person;
+        if (String(person.avatar_url).includes('gravatar.com')) person.avatar_url = null;
+        if (!person.is_bot) person.profile_data = {};
+        users.push(person);
+      }
+    }
+    const fresh = await register(u, { event_types: ['realm_user'] });
+    assert.deepEqual(users, fresh.body.realm_users);
+  });
+
   it('filters by event_types', async () => {
     const u = t.users.hamlet;
     const wantsUsers = await queueFor(u, { event_types: ['realm_user'] });
