@@ -52,6 +52,11 @@ export interface RenderContext {
   realmUrl?: string;
   /** Active custom emoji by name; they take precedence over unicode emoji. */
   realmEmojiByName?(name: string): RealmEmoji | null;
+  /**
+   * For #**channel>topic** links: the message a topic permalink points at (Zulip links to the
+   * topic's latest message the sender can see, as ".../topic/T/with/ID"), or null for none.
+   */
+  topicPermalinkMessageId?(streamId: number, topic: string): number | null;
   /** The sender's translate_emoticons setting (":)" → 🙂). Default false. */
   translateEmoticons?: boolean;
   /** Told about an internal error; the message then renders as escaped plain text. */
@@ -422,9 +427,10 @@ function streamLink(state: StateInline, silent: boolean): boolean {
     html = `<a class="stream" data-stream-id="${stream.id}" href="${escapeAttr(channel)}">#${escapeText(name)}</a>`;
   } else {
     const topicUrl = `${channel}/topic/${encodeHashComponent(m[2]!)}`;
+    const withId = kind === 'topic' ? (env.ctx.topicPermalinkMessageId?.(stream.id, m[2]!) ?? null) : null;
     html =
       kind === 'topic'
-        ? `<a class="stream-topic" data-stream-id="${stream.id}" href="${escapeAttr(topicUrl)}">#${escapeText(name)} &gt; ${escapeText(m[2]!)}</a>`
+        ? `<a class="stream-topic" data-stream-id="${stream.id}" href="${escapeAttr(withId === null ? topicUrl : `${topicUrl}/with/${withId}`)}">#${escapeText(name)} &gt; ${escapeText(m[2]!)}</a>`
         : `<a class="message-link" href="${escapeAttr(`${topicUrl}/near/${m[3]}`)}">#${escapeText(name)} &gt; ${escapeText(m[2]!)} @ 💬</a>`;
   }
   pushHtml(state, html, state.pos + m[0].length, true);

@@ -269,3 +269,334 @@ describe('renderMarkdown: Zulip linkify cases', () => {
     it(JSON.stringify(input), () => assert.equal(html(input), linkifyExpected(template, text)));
   }
 });
+
+const hamlet = '<span class="user-mention" data-user-id="12">@King Hamlet</span>';
+
+describe('renderMarkdown: user mentions', () => {
+  it('renders @**Full Name** and records the user', () => {
+    const r = renderMarkdown('hi @**King Hamlet**', context());
+    assert.equal(r.html, `<p>hi ${hamlet}</p>`);
+    assert.deepEqual([...r.mentionedUserIds], [12]);
+  });
+  it('matches names case-insensitively through the context and shows the real name', () => {
+    assert.equal(html('@**king hamlet**'), `<p>${hamlet}</p>`);
+  });
+  it('takes @**Name|id** and @**|id**', () => {
+    const r = renderMarkdown('@**King Hamlet|16** and @**|13**', context());
+    assert.equal(r.html, '<p><span class="user-mention" data-user-id="16">@King Hamlet</span> and <span class="user-mention" data-user-id="13">@Othello, the Moor of Venice</span></p>');
+    assert.deepEqual([...r.mentionedUserIds].sort(), [13, 16]);
+  });
+  it('refuses @**Name|id** when the name is not that user’s', () => {
+    const r = renderMarkdown('@**Othello|12**', context());
+    assert.equal(r.html, '<p>@<strong>Othello|12</strong></p>');
+    assert.equal(r.mentionedUserIds.size, 0);
+  });
+  it('renders silent mentions without "@" and does not record them', () => {
+    const r = renderMarkdown('@_**King Hamlet**', context());
+    assert.equal(r.html, '<p><span class="user-mention silent" data-user-id="12">King Hamlet</span></p>');
+    assert.equal(r.mentionedUserIds.size, 0);
+  });
+  it('makes a mention of a deactivated user silent', () => {
+    const r = renderMarkdown('@**Gone Away**', context());
+    assert.equal(r.html, '<p><span class="user-mention silent" data-user-id="15">Gone Away</span></p>');
+    assert.equal(r.mentionedUserIds.size, 0);
+  });
+  it('leaves unknown names as text (the ** then make it bold, as in Zulip)', () => {
+    const r = renderMarkdown('@**Nobody Here** @_**Nobody**', context());
+    assert.equal(r.html, '<p>@<strong>Nobody Here</strong> @_<strong>Nobody</strong></p>');
+    assert.equal(r.mentionedUserIds.size, 0);
+  });
+  it('needs whitespace or an opening delimiter before the @', () => {
+    assert.equal(html('mail@**King Hamlet**'), '<p>mail@<strong>King Hamlet</strong></p>');
+    assert.equal(html('(@**King Hamlet**)'), `<p>(${hamlet})</p>`);
+    assert.equal(html('"@**King Hamlet**"'), `<p>"${hamlet}"</p>`);
+  });
+  it('silences every mention inside a quote', () => {
+    const r = renderMarkdown('> @**King Hamlet** said\n\n```quote\n@**Othello, the Moor of Venice** @*support* @**all**\n```', context());
+    assert.equal(
+      r.html,
+      '<blockquote>\n<p><span class="user-mention silent" data-user-id="12">King Hamlet</span> said</p>\n</blockquote>\n' +
+        '<blockquote>\n<p><span class="user-mention silent" data-user-id="13">Othello, the Moor of Venice</span> ' +
+        '<span class="user-group-mention silent" data-user-group-id="3">support</span> ' +
+        '<span class="user-mention channel-wildcard-mention silent" data-user-id="*">all</span></p>\n</blockquote>',
+    );
+    assert.equal(r.mentionedUserIds.size, 0);
+    assert.equal(r.mentionedGroupIds.size, 0);
+    assert.equal(r.wildcardChannel, false);
+  });
+  it('escapes names', () => {
+    assert.equal(html('@**|17**'), '<p><span class="user-mention" data-user-id="17">@&lt;b&gt;Evil&lt;/b&gt; &amp; "Co"</span></p>');
+  });
+  it('does not mention from code', () => {
+    const r = renderMarkdown('`@**King Hamlet**`\n\n```\n@**King Hamlet** @**all** @*support*\n```\n\n    @**King Hamlet**', context());
+    assert.equal(
+      r.html,
+      '<p><code>@**King Hamlet**</code></p>\n' +
+        '<div class="codehilite"><pre><span></span><code>@**King Hamlet** @**all** @*support*\n</code></pre></div>\n' +
+        '<div class="codehilite"><pre><span></span><code>@**King Hamlet**\n</code></pre></div>',
+    );
+    assert.equal(r.mentionedUserIds.size, 0);
+    assert.equal(r.mentionedGroupIds.size, 0);
+    assert.equal(r.wildcardChannel, false);
+  });
+  it('works inside emphasis, lists and links text', () => {
+    const r = renderMarkdown('* *hey @**King Hamlet***\n* **hi @**|13****\n* [see @**all**](https://a.example)', context());
+    assert.equal(r.wildcardChannel, true);
+    assert.deepEqual([...r.mentionedUserIds].sort(), [12, 13]);
+  });
+});
+
+describe('renderMarkdown: wildcard mentions', () => {
+  for (const name of ['all', 'everyone', 'channel', 'stream']) {
+    it(`@**${name}** is a channel wildcard`, () => {
+      const r = renderMarkdown(`@**${name}** hello`, context());
+      assert.equal(r.html, `<p><span class="user-mention channel-wildcard-mention" data-user-id="*">@${name}</span> hello</p>`);
+      assert.equal(r.wildcardChannel, true);
+      assert.equal(r.wildcardTopic, false);
+      assert.equal(r.mentionedUserIds.size, 0);
+    });
+  }
+  it('@**topic** is a topic wildcard', () => {
+    const r = renderMarkdown('@**topic** hello', context());
+    assert.equal(r.html, '<p><span class="topic-mention">@topic</span> hello</p>');
+    assert.equal(r.wildcardTopic, true);
+    assert.equal(r.wildcardChannel, false);
+  });
+  it('silent wildcards set no flag', () => {
+    const r = renderMarkdown('@_**all** @_**topic**', context());
+    assert.equal(r.html, '<p><span class="user-mention channel-wildcard-mention silent" data-user-id="*">all</span> <span class="topic-mention silent">topic</span></p>');
+    assert.equal(r.wildcardChannel, false);
+    assert.equal(r.wildcardTopic, false);
+  });
+  it('is case-sensitive, like Zulip', () => {
+    const r = renderMarkdown('@**All**', context());
+    assert.equal(r.html, '<p>@<strong>All</strong></p>');
+    assert.equal(r.wildcardChannel, false);
+  });
+});
+
+describe('renderMarkdown: user group mentions', () => {
+  it('renders @*group* and records it', () => {
+    const r = renderMarkdown('ping @*Backend Team*', context());
+    assert.equal(r.html, '<p>ping <span class="user-group-mention" data-user-group-id="4">@backend team</span></p>');
+    assert.deepEqual([...r.mentionedGroupIds], [4]);
+  });
+  it('renders silent and deactivated groups silently', () => {
+    const r = renderMarkdown('@_*support* @*retired*', context());
+    assert.equal(r.html, '<p><span class="user-group-mention silent" data-user-group-id="3">support</span> <span class="user-group-mention silent" data-user-group-id="5">retired</span></p>');
+    assert.equal(r.mentionedGroupIds.size, 0);
+  });
+  it('leaves unknown groups as text', () => {
+    assert.equal(html('@*nobody*'), '<p>@<em>nobody</em></p>');
+  });
+});
+
+describe('renderMarkdown: channel and topic links', () => {
+  it('links #**channel**', () => {
+    const r = renderMarkdown('see #**Verona**', context());
+    assert.equal(r.html, '<p>see <a class="stream" data-stream-id="9" href="/#narrow/channel/9-Verona">#Verona</a></p>');
+    assert.equal(r.hasLink, true);
+  });
+  it('links #**channel>topic** with Zulip’s hash encoding', () => {
+    assert.equal(
+      html('#**Verona>lunch (today) 100%.**'),
+      '<p><a class="stream-topic" data-stream-id="9" href="/#narrow/channel/9-Verona/topic/lunch.20.28today.29.20100.25.2E">#Verona &gt; lunch (today) 100%.</a></p>',
+    );
+    assert.equal(
+      html('#**Denmark & co (old).>é**'),
+      '<p><a class="stream-topic" data-stream-id="10" href="/#narrow/channel/10-Denmark-.26-co-.28old.29.2E/topic/.C3.A9">#Denmark &amp; co (old). &gt; é</a></p>',
+    );
+  });
+  it('adds the topic permalink when the context knows it', () => {
+    assert.equal(
+      html('#**Verona>lunch**', { topicPermalinkMessageId: (id, topic) => (id === 9 && topic === 'lunch' ? 42 : null) }),
+      '<p><a class="stream-topic" data-stream-id="9" href="/#narrow/channel/9-Verona/topic/lunch/with/42">#Verona &gt; lunch</a></p>',
+    );
+  });
+  it('links #**channel>topic@id** to the message', () => {
+    assert.equal(html('#**Verona>lunch@123**'), '<p><a class="message-link" href="/#narrow/channel/9-Verona/topic/lunch/near/123">#Verona &gt; lunch @ 💬</a></p>');
+  });
+  it('escapes channel names', () => {
+    assert.equal(html('#**<script>**'), '<p><a class="stream" data-stream-id="11" href="/#narrow/channel/11-.3Cscript.3E">#&lt;script&gt;</a></p>');
+  });
+  it('leaves unknown channels as text', () => {
+    const r = renderMarkdown('#**nowhere** #**nowhere>x**', context());
+    assert.equal(r.html, '<p>#<strong>nowhere</strong> #<strong>nowhere&gt;x</strong></p>');
+    assert.equal(r.hasLink, false);
+  });
+  it('does not link after "[" or inside a word', () => {
+    assert.equal(html('a#**Verona**'), '<p>a#<strong>Verona</strong></p>');
+    assert.equal(html('[#**Verona**'), '<p>[#<strong>Verona</strong></p>');
+  });
+});
+
+describe('renderMarkdown: emoji', () => {
+  it('renders :name: with Zulip’s names, aliases keep the name typed', () => {
+    assert.equal(html(':thumbs_up: :+1: :octopus: :tada: :heart: :joy: :check: :working_on_it:'), `<p>${emoji('1f44d', 'thumbs_up')} ${emoji('1f44d', '+1')} ${emoji('1f419', 'octopus')} ${emoji('1f389', 'tada')} ${emoji('2764', 'heart')} ${emoji('1f602', 'joy')} ${emoji('2705', 'check')} ${emoji('1f6e0', 'working_on_it')}</p>`);
+  });
+  it('prefers realm emoji', () => {
+    assert.equal(
+      html(':smile: :party_parrot:', { realmEmojiByName: (n) => (n === 'smile' || n === 'party_parrot' ? { id: 7, name: n, source_url: '/user_avatars/2/emoji/images/7.gif' } : null) }),
+      '<p><img alt=":smile:" class="emoji" src="/user_avatars/2/emoji/images/7.gif" title="smile"> <img alt=":party_parrot:" class="emoji" src="/user_avatars/2/emoji/images/7.gif" title="party parrot"></p>',
+    );
+  });
+  it('does not touch emoji in code or link text', () => {
+    assert.equal(html('`:smile:` [:smile: 💩](https://example.com)'), '<p><code>:smile:</code> <a href="https://example.com">:smile: 💩</a></p>');
+  });
+  it('leaves text-style symbols and skin tones alone', () => {
+    assert.equal(html('❤ ↔ 1 # 👍🏽'), '<p>❤ ↔ 1 # 👍🏽</p>');
+  });
+});
+
+describe('renderMarkdown: linkifiers', () => {
+  const linkifiers = [
+    { pattern: '#(?P<id>[0-9]+)', url_template: 'https://trac.example.com/ticket/{id}' },
+    { pattern: '(?P<org>[a-z]+)/(?P<repo>[a-z]+)#(?P<id>[0-9]+)', url_template: 'https://github.com/{org}/{repo}/issues/{id}' },
+    { pattern: 'FOO-(?P<id>[A-Z ]+)', url_template: 'https://foo.example.com/{id}' },
+    { pattern: 'JS-(?P<id>[0-9]+)', url_template: 'javascript:alert({id})' },
+    { pattern: 'BAD-(?P<id>[0-9]+', url_template: 'https://bad.example.com/{id}' },
+    { pattern: 'TK(?P<id>[0-9]+)', url_template: 'https://example.com/{?id}' },
+  ];
+  it('links matches with the URL template, in order', () => {
+    const r = renderMarkdown('fixes #123, see zulip/zulip#45 and (#7).', context({ linkifiers }));
+    assert.equal(
+      r.html,
+      '<p>fixes <a href="https://trac.example.com/ticket/123">#123</a>, see zulip/zulip<a href="https://trac.example.com/ticket/45">#45</a> and (<a href="https://trac.example.com/ticket/7">#7</a>).</p>'.replace(
+        'zulip/zulip<a href="https://trac.example.com/ticket/45">#45</a>',
+        '<a href="https://github.com/zulip/zulip/issues/45">zulip/zulip#45</a>',
+      ),
+    );
+    assert.equal(r.hasLink, true);
+  });
+  it('percent-encodes values and supports template operators', () => {
+    assert.equal(html('FOO-A B', { linkifiers }), '<p><a href="https://foo.example.com/A%20B">FOO-A B</a></p>');
+    assert.equal(html('TK12', { linkifiers }), '<p><a href="https://example.com/?id=12">TK12</a></p>');
+  });
+  it('needs a boundary before and after the match', () => {
+    assert.equal(html('abc#123 #123abc', { linkifiers }), '<p>abc#123 #123abc</p>');
+  });
+  it('never makes javascript: links and skips invalid patterns', () => {
+    assert.equal(html('JS-1 BAD-2', { linkifiers }), '<p>JS-1 BAD-2</p>');
+  });
+  it('does not run inside code or links', () => {
+    assert.equal(html('`#1` [#2](https://x.example) https://x.example/#3', { linkifiers }), '<p><code>#1</code> <a href="https://x.example">#2</a> <a href="https://x.example/#3">https://x.example/#3</a></p>');
+  });
+});
+
+describe('renderMarkdown: no raw HTML, no script URLs', () => {
+  const XSS: [string, string][] = [
+    ['<img src=x onerror=alert(1)>', '<p>&lt;img src=x onerror=alert(1)&gt;</p>'],
+    ['<a href="javascript:alert(1)">x</a>', '<p>&lt;a href="javascript:alert(1)"&gt;x&lt;/a&gt;</p>'],
+    ['<div>\n<script>alert(1)</script>\n</div>', '<p>&lt;div&gt;<br>\n&lt;script&gt;alert(1)&lt;/script&gt;<br>\n&lt;/div&gt;</p>'],
+    ['[x](javascript:alert(1))', '<p>[x](javascript:alert(1))</p>'],
+    ['[x](JaVaScRiPt:alert(1))', '<p>[x](JaVaScRiPt:alert(1))</p>'],
+    ['[x](&#106;avascript:alert(1))', '<p>[x](javascript:alert(1))</p>'],
+    ['[x](data:text/html;base64,PHNjcmlwdD4=)', '<p>[x](data:text/html;base64,PHNjcmlwdD4=)</p>'],
+    ['[x](vbscript:msgbox)', '<p>[x](vbscript:msgbox)</p>'],
+    ['[x](<javascript:alert(1)>)', '<p>[x](&lt;javascript:alert(1)&gt;)</p>'],
+    ['[x](https://a.example/"onmouseover="alert(1))', '<p><a href="https://a.example/&quot;onmouseover=&quot;alert(1)">x</a></p>'],
+    ['![x](javascript:alert(1))', '<p>![x](javascript:alert(1))</p>'],
+    ['&lt;script&gt; &#60;b&#62; &amp;', '<p>&lt;script&gt; &lt;b&gt; &amp;</p>'],
+    ['<javascript:alert(1)>', '<p>&lt;javascript:alert(1)&gt;</p>'],
+    // Not a fence (Zulip's language syntax excludes quotes); the bare closing fence is an empty block.
+    ['``` "onclick="x\ny\n```', '<p>``` "onclick="x<br>\ny</p>'],
+    ['```c#\n<script>\n```', '<div class="codehilite" data-code-language="C#"><pre><span></span><code>&lt;script&gt;\n</code></pre></div>'],
+    ['<time:"><script>>', '<p><span class="timestamp-error">Invalid time format: "</span>&lt;script&gt;&gt;</p>'],
+  ];
+  for (const [input, expected] of XSS) {
+    it(JSON.stringify(input), () => assert.equal(html(input), expected));
+  }
+});
+
+describe('renderMarkdown: result flags', () => {
+  it('reports links, including channel links', () => {
+    assert.equal(renderMarkdown('plain', context()).hasLink, false);
+    assert.equal(renderMarkdown('see example.com', context()).hasLink, true);
+    assert.equal(renderMarkdown('[x](https://a.example)', context()).hasLink, true);
+  });
+  it('reports images outside quotes', () => {
+    assert.equal(renderMarkdown('https://example.com/cat.PNG', context()).hasImage, true);
+    assert.equal(renderMarkdown('[cat](/user_uploads/2/ab/cat.jpeg)', context()).hasImage, true);
+    assert.equal(renderMarkdown('> https://example.com/cat.png', context()).hasImage, false);
+    assert.equal(renderMarkdown('https://example.com/cat.txt', context()).hasImage, false);
+  });
+  it('reports uploads on this realm, each path once', () => {
+    const r = renderMarkdown(
+      '[a](/user_uploads/2/ab/a.pdf) [a again](/user_uploads/2/ab/a.pdf) http://zulip.testserver/user_uploads/2/cd/b%20c.txt https://other.example/user_uploads/2/ef/c.txt [d](user_uploads/2/gh/d.txt)',
+      context(),
+    );
+    assert.equal(r.hasAttachment, true);
+    assert.deepEqual(r.linkedUploadPaths, ['2/ab/a.pdf', '2/cd/b%20c.txt']);
+    assert.match(r.html, /<a href="user_uploads\/2\/cd\/b%20c.txt">http:\/\/zulip.testserver\/user_uploads\/2\/cd\/b%20c.txt<\/a>/);
+  });
+  it('reports nothing for code', () => {
+    const r = renderMarkdown('```\nhttps://example.com/x.png /user_uploads/1/a/b.pdf\n```', context());
+    assert.deepEqual({ ...r, html: '' }, { html: '', mentionedUserIds: new Set(), mentionedGroupIds: new Set(), wildcardChannel: false, wildcardTopic: false, hasLink: false, hasImage: false, hasAttachment: false, linkedUploadPaths: [] });
+  });
+});
+
+describe('renderMarkdown: robustness', () => {
+  // Deterministic pseudo-random input built from Markdown- and Zulip-significant pieces.
+  const PIECES = ['*', '**', '_', '`', '```', '~~~', '~~', '>', '#', '# ', '@', '@**', '@*', '#**', '**', '|', ':', ':smile:', '[', ']', '(', ')', '<', '>', '&', '&amp;', '\\', '\n', '\n\n', ' ', '  ', '    ', '- ', '1. ', 'http://', 'https://a.example/', 'javascript:', 'King Hamlet', 'Verona', 'support', 'all', 'quote', 'spoiler', 'x', 'é', '💩', '\u200d', '\uFE0F', '\u0000', '<script>', '"', "'", 'user_uploads/', '<time:', '$$', '|-|'];
+  let seed = 12345;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  it('never throws and never emits script or javascript: links (2000 random messages)', () => {
+    for (let n = 0; n < 2000; n++) {
+      let input = '';
+      const len = Math.floor(random() * 60);
+      for (let i = 0; i < len; i++) input += PIECES[Math.floor(random() * PIECES.length)];
+      const r = renderMarkdown(input, context({ linkifiers: [{ pattern: '#(?P<id>[0-9a-z]+)', url_template: 'https://t.example/{id}' }], onError: (e) => assert.fail(`internal error on ${JSON.stringify(input)}: ${String(e)}`) }));
+      assert.equal(typeof r.html, 'string');
+      assert.doesNotMatch(r.html, /<script|href="\s*javascript:|<img(?! alt=":)/i, JSON.stringify(input));
+    }
+  });
+  it('survives lookups that throw', () => {
+    const r = renderMarkdown('@**King Hamlet**', context({ userByName: () => { throw new Error('db down'); } }));
+    assert.equal(r.html, '<p>@**King Hamlet**</p>');
+  });
+  it('cuts input at MAX_RENDER_INPUT characters', () => {
+    assert.equal(html('a'.repeat(MAX_RENDER_INPUT + 50)), `<p>${'a'.repeat(MAX_RENDER_INPUT)}</p>`);
+  });
+  it('renders pathological input quickly', () => {
+    const N = MAX_RENDER_INPUT;
+    const inputs = ['*a'.repeat(N / 2), '@**'.repeat(N / 3), '['.repeat(N), '[a]('.repeat(N / 4), '>'.repeat(N), '```quote\n'.repeat(N / 9), 'a.com/' + '('.repeat(N), ('x.com/' + '(a'.repeat(900) + ' ').repeat(5), ':a'.repeat(N / 2), '`a``'.repeat(N / 4), '~~a'.repeat(N / 3)];
+    for (const input of inputs) {
+      const start = performance.now();
+      renderMarkdown(input, context({ onError: (e) => assert.fail(String(e)) }));
+      assert.ok(performance.now() - start < 1500, `too slow: ${JSON.stringify(input.slice(0, 20))}`);
+    }
+  });
+});
+
+describe('sanitizeUrl', () => {
+  const CASES: [string, string | null][] = [
+    ['https://example.com/a?b#c', 'https://example.com/a?b#c'],
+    ['HTTP://Example.com', 'http://Example.com'],
+    ['example.com', 'http://example.com'],
+    ['a@b.com', 'mailto:a@b.com'],
+    ['/user_uploads/1/x', '/user_uploads/1/x'],
+    ['#narrow/stream/1', '#narrow/stream/1'],
+    ['mailto:a@b.com', 'mailto:a@b.com'],
+    ['tel:+1', 'tel:+1'],
+    ['a b', 'http://a%20b'],
+    ['javascript:alert(1)', null],
+    [' javascript:alert(1)', 'http://%20javascript:alert(1)'],
+    ['java\tscript:alert(1)', null],
+    ['data:text/html,x', null],
+    ['vbscript:x', null],
+    ['foo://bar', null],
+  ];
+  for (const [url, expected] of CASES) it(JSON.stringify(url), () => assert.equal(sanitizeUrl(url), expected));
+});
+
+describe('expandUriTemplate', () => {
+  it('expands RFC 6570 levels 1-3', () => {
+    const vars = { id: 'a b/c', x: '1', empty: '' };
+    assert.equal(expandUriTemplate('https://e.com/{id}', vars), 'https://e.com/a%20b%2Fc');
+    assert.equal(expandUriTemplate('https://e.com/{+id}', vars), 'https://e.com/a%20b/c');
+    assert.equal(expandUriTemplate('https://e.com/x{#id}', vars), 'https://e.com/x#a%20b/c');
+    assert.equal(expandUriTemplate('https://e.com{/x,id}', vars), 'https://e.com/1/a%20b%2Fc');
+    assert.equal(expandUriTemplate('https://e.com/{?x,missing,empty}', vars), 'https://e.com/?x=1&empty=');
+    assert.equal(expandUriTemplate('https://e.com/{missing}', vars), 'https://e.com/');
+  });
+});
