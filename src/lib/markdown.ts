@@ -776,6 +776,69 @@ function processTextRun(state: StateCore, children: Token[], env: Env): Token[] 
   return out;
 }
 
+/**
+ * A topic's links for a message's `topic_links` (Zulip's topic_links): linkifier matches in
+ * linkifier order, then bare URLs; overlapping matches lose to earlier ones; sorted by position.
+ * URLs are not HTML-escaped here (clients escape them, as with Zulip).
+ */
+export function topicLinks(topic: string, linkifiers: readonly Linkifier[]): { url: string; text: string }[] {
+  interface Match {
+    url: string;
+    text: string;
+    index: number;
+  }
+  const matches: Match[] = [];
+  const source = topic.slice(0, MAX_RENDER_INPUT);
+  for (const linkifier of linkifiers) {
+    const l = compileLinkifier(linkifier);
+    if (l === null) continue;
+    const found: Match[] = [];
+    for (let pos = 0; pos < source.length; ) {
+      l.re.lastIndex = pos;
+      const m = l.re.exec(source);
+      if (m === null) break;
+      const groups = m.groups ?? {};
+      const text = groups['linkifier_actual_match'] ?? '';
+      const after = groups['linkifier_after_match'] ?? '';
+      const next = m.index + m[0].length - after.length;
+      pos = next > pos ? next : pos + 1;
+      if (text === '') continue;
+      found.push({ url: expandUriTemplate(l.template, groups), text, index: m.index });
+    }
+    matches.push(...found.sort((a, b) => a.index - b.index));
+  }
+  webLinkRegex ??= buildWebLinkRegex();
+  for (let pos = 0; pos < source.length; ) {
+    const split = source.slice(pos).search(/[ !;),'"]/);
+    const end = split === -1 ? source.length : pos + split;
+    const segment = source.slice(pos, end);
+    if (segment.length <= MAX_LINK_WORD) {
+      webLinkRegex.lastIndex = 0;
+      const m = webLinkRegex.exec(segment);
+      if (m) {
+        const text = m.groups!['url']!;
+        let url = text;
+        const parts = urlsplit(text);
+        if (!parts.scheme) {
+          if (!parts.netloc) {
+            const slash = (parts.path + '/').indexOf('/');
+            parts.netloc = parts.path.slice(0, slash);
+            parts.path = parts.path.slice(slash);
+          }
+          url = urlunsplit({ ...parts, scheme: 'https' });
+        }
+        matches.push({ url, text, index: pos });
+      }
+    }
+    pos = end + 1;
+  }
+  const applied: Match[] = [];
+  const overlaps = (a: Match, b: Match): boolean =>
+    (b.index <= a.index && a.index < b.index + b.text.length) || (a.index <= b.index && b.index < a.index + a.text.length);
+  for (const m of matches) if (applied.every((old) => !overlaps(old, m))) applied.push(m);
+  return applied.sort((a, b) => a.index - b.index).map(({ url, text }) => ({ url, text }));
+}
+
 // RFC 6570 expansion (levels 1–3, as Zulip's uri_template); unset variables are dropped.
 export function expandUriTemplate(template: string, vars: Record<string, string | undefined>): string {
   const encode = (v: string, allowReserved: boolean): string =>

@@ -4,7 +4,7 @@
 // then Zulip's mention/link syntax, XSS, linkifiers, the result flags, and fuzzing.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { expandUriTemplate, MAX_RENDER_INPUT, renderMarkdown, sanitizeUrl, type RenderContext } from '../../src/lib/markdown';
+import { expandUriTemplate, MAX_RENDER_INPUT, renderMarkdown, sanitizeUrl, topicLinks, type RenderContext } from '../../src/lib/markdown';
 
 const USERS = [
   { id: 12, full_name: 'King Hamlet' },
@@ -598,5 +598,33 @@ describe('expandUriTemplate', () => {
     assert.equal(expandUriTemplate('https://e.com{/x,id}', vars), 'https://e.com/1/a%20b%2Fc');
     assert.equal(expandUriTemplate('https://e.com/{?x,missing,empty}', vars), 'https://e.com/?x=1&empty=');
     assert.equal(expandUriTemplate('https://e.com/{missing}', vars), 'https://e.com/');
+  });
+});
+
+describe('topicLinks', () => {
+  const linkifiers = [
+    { pattern: '#(?P<id>[0-9]+)', url_template: 'https://trac.example.com/ticket/{id}' },
+    { pattern: '(?P<org>[a-z]+)/(?P<repo>[a-z]+)#(?P<id>[0-9]+)', url_template: 'https://github.com/{org}/{repo}/issues/{id}' },
+  ];
+  it('links bare URLs, adding https:// where there is no scheme', () => {
+    assert.deepEqual(topicLinks('https://google.com/hello-world', []), [{ url: 'https://google.com/hello-world', text: 'https://google.com/hello-world' }]);
+    assert.deepEqual(topicLinks('Without scheme google.com/hello-world', []), [{ url: 'https://google.com/hello-world', text: 'google.com/hello-world' }]);
+    assert.deepEqual(topicLinks('Without scheme random.words/hello-world', []), []);
+    assert.deepEqual(topicLinks('Try out http://ftp.debian.org, https://google.com/ and https://google.in/.', []), [
+      { url: 'http://ftp.debian.org', text: 'http://ftp.debian.org' },
+      { url: 'https://google.com/', text: 'https://google.com/' },
+      { url: 'https://google.in/', text: 'https://google.in/' },
+    ]);
+  });
+  it('applies linkifiers in order, earlier ones winning overlaps, sorted by position', () => {
+    assert.deepEqual(topicLinks('zulip/zulip#45 then #123 and #1#2', linkifiers), [
+      { url: 'https://github.com/zulip/zulip/issues/45', text: 'zulip/zulip#45' },
+      { url: 'https://trac.example.com/ticket/123', text: '#123' },
+      { url: 'https://trac.example.com/ticket/1', text: '#1' },
+    ]);
+    assert.deepEqual(topicLinks('#7 https://x.example/#8', linkifiers), [
+      { url: 'https://trac.example.com/ticket/7', text: '#7' },
+      { url: 'https://x.example/#8', text: 'https://x.example/#8' },
+    ]);
   });
 });
