@@ -253,7 +253,11 @@ function announceMessage(app: App, id: number, echo: { localId?: string; queueId
   const [message] = formatMessages(app.db, [m], { applyMarkdown: true, clientGravatar: false });
   const flagsByUser: Record<number, string[]> = {};
   for (const r of rows) flagsByUser[r.user_id] = flagNames(r.flags);
-  const event: Record<string, unknown> = { type: 'message', message, flags_by_user: flagsByUser };
+  const event: Record<string, unknown> = { type: 'message', message, flags_by_user: flagsByUser, raw_content: m.content };
+  if (m.stream_id !== null) {
+    const s = findStreamById(app.db, m.realm_id, m.stream_id);
+    if (s && !s.invite_only) event.public_stream_realm_id = m.realm_id;
+  }
   if (echo.localId !== undefined && echo.queueId !== undefined) {
     event.local_message_id = echo.localId;
     event.sender_queue_id = echo.queueId;

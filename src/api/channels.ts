@@ -36,6 +36,7 @@ import {
 } from '../lib/streams';
 import { isGuest } from '../lib/users';
 import { stmt } from '../db/stmt';
+import '../lib/state-channels';
 
 const retentionSchema = v.union([v.picklist(['realm_default', 'unlimited', 'forever']), zInt({ min: 1 })], 'Invalid {var_name}');
 

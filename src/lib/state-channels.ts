@@ -1,0 +1,134 @@
+// Initial state (POST /register) for channels, subscriptions and messages: subscriptions,
+// unsubscribed, never_subscribed, streams, channel_folders, unread_msgs, recent_private_conversations.
+import { registerStateProvider } from '../events/state';
+import { stmt } from '../db/stmt';
+import { FLAG, MENTION_FLAGS } from './narrow';
+import { getRealmById } from './realm';
+import {
+  findSubscription,
+  formatStream,
+  formatSubscription,
+  subscriberCounts,
+  subscriberIds,
+  visibleStreams,
+  type StreamRow,
+} from './streams';
+
+// Zulip sends at most this many unread message ids.
+const MAX_UNREAD_MESSAGES = 50_000;
+const RECENT_PRIVATE_MESSAGES = 1000;
+
+registerStateProvider('subscription', (app, user, opts) => {
+  const counts = opts.memo('subscriber_counts', () => subscriberCounts(app.db, user.realm_id));
+  const withSubs = opts.includeSubscribers !== false;
+  const subscriptions: Record<string, unknown>[] = [];
+  const unsubscribed: Record<string, unknown>[] = [];
+  const neverSubscribed: Record<string, unknown>[] = [];
+  const includeArchived = opts.capabilities.archived_channels === true;
+  for (const s of visibleStreams(app.db, user, { includeArchived: true })) {
+    const sub = findSubscription(app.db, user.id, s.id);
+    const subscribers = withSubs ? subscriberIds(app.db, s.id) : undefined;
+    if (s.deactivated && !includeArchived) continue;
+    if (sub?.active) subscriptions.push(formatSubscription(app.db, s, sub, { subscribers, subscriberCount: counts.get(s.id) ?? 0 }));
+    else if (sub) unsubscribed.push(formatSubscription(app.db, s, sub, { subscribers, subscriberCount: counts.get(s.id) ?? 0 }));
+    else {
+      const out = formatStream(app.db, s, counts.get(s.id) ?? 0);
+      if (subscribers) out.subscribers = subscribers;
+      neverSubscribed.push(out);
+    }
+  }
+  return { subscriptions, unsubscribed, never_subscribed: neverSubscribed };
+});
+
+registerStateProvider('stream', (app, user, opts) => {
+  const counts = opts.memo('subscriber_counts', () => subscriberCounts(app.db, user.realm_id));
+  const includeArchived = opts.capabilities.archived_channels === true;
+  return { streams: visibleStreams(app.db, user, { includeArchived }).map((s) => formatStream(app.db, s, counts.get(s.id) ?? 0)) };
+});
+
+registerStateProvider('channel_folders', (app, user) => ({
+  channel_folders: (stmt(app.db, 'SELECT * FROM channel_folder WHERE realm_id = ? ORDER BY "order", id').all(user.realm_id) as Record<string, unknown>[]).map((f) => ({
+    id: f.id,
+    name: f.name,
+    description: f.description,
+    rendered_description: f.rendered_description,
+    order: f.order,
+    date_created: f.date_created,
+    creator_id: f.creator_id,
+    is_archived: f.is_archived === 1,
+  })),
+}));
+
+registerStateProvider('message', (app, user, opts) => {
+  if (!opts.want('update_message_flags')) return {};
+  const rows = stmt(
+    app.db,
+    `SELECT um.message_id AS id, um.flags AS flags, m.stream_id, m.topic, m.direct_group_id, m.sender_id
+     FROM usermessage um JOIN message m ON m.id = um.message_id
+     WHERE um.user_id = ? AND (um.flags & ${FLAG.read}) = 0 ORDER BY um.message_id DESC LIMIT ?`,
+  ).all(user.id, MAX_UNREAD_MESSAGES + 1) as { id: number; flags: number; stream_id: number | null; topic: string; direct_group_id: number | null; sender_id: number }[];
+  const oldMissing = rows.length > MAX_UNREAD_MESSAGES;
+  if (oldMissing) rows.pop();
+  rows.reverse();
+  const realm = getRealmById(app.db, user.realm_id);
+  const showTopic = (t: string) => (t === '' && !opts.capabilities.empty_topic_name ? (realm?.empty_topic_display_name ?? '') : t);
+  const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
+  const pms = new Map<number, { other_user_id: number; sender_id: number; unread_message_ids: number[] }>();
+  const huddles = new Map<string, { user_ids_string: string; unread_message_ids: number[] }>();
+  const mentions: number[] = [];
+  const membersOf = (gid: number) =>
+    opts.memo(`dm_members_${gid}`, () => (stmt(app.db, 'SELECT user_id FROM direct_group_member WHERE group_id = ? ORDER BY user_id').all(gid) as { user_id: number }[]).map((r) => r.user_id));
+  const muted = opts.memo('muted_streams', () => new Set((stmt(app.db, 'SELECT stream_id FROM subscription WHERE user_id = ? AND is_muted = 1').all(user.id) as { stream_id: number }[]).map((r) => r.stream_id)));
+  let count = 0;
+  for (const r of rows) {
+    if (r.flags & MENTION_FLAGS) mentions.push(r.id);
+    if (r.stream_id !== null) {
+      const key = `${r.stream_id}\u0000${r.topic.toLowerCase()}`;
+      const entry = streams.get(key) ?? { stream_id: r.stream_id, topic: showTopic(r.topic), unread_message_ids: [] };
+      entry.unread_message_ids.push(r.id);
+      streams.set(key, entry);
+      if (!muted.has(r.stream_id)) count++;
+      continue;
+    }
+    count++;
+    const members = membersOf(r.direct_group_id as number);
+    if (members.length <= 2) {
+      const other = members.find((id) => id !== user.id) ?? user.id;
+      const entry = pms.get(other) ?? { other_user_id: other, sender_id: other, unread_message_ids: [] };
+      entry.unread_message_ids.push(r.id);
+      pms.set(other, entry);
+    } else {
+      const key = members.join(',');
+      const entry = huddles.get(key) ?? { user_ids_string: key, unread_message_ids: [] };
+      entry.unread_message_ids.push(r.id);
+      huddles.set(key, entry);
+    }
+  }
+  return {
+    unread_msgs: {
+      count,
+      pms: [...pms.values()],
+      streams: [...streams.values()],
+      huddles: [...huddles.values()],
+      mentions,
+      old_unreads_missing: oldMissing,
+    },
+  };
+});
+
+registerStateProvider('recent_private_conversations', (app, user) => {
+  const rows = stmt(
+    app.db,
+    `SELECT m.direct_group_id AS gid, max(m.id) AS max_id FROM
+       (SELECT message_id FROM usermessage WHERE user_id = ? AND (flags & ${FLAG.is_private}) <> 0 ORDER BY message_id DESC LIMIT ?) um
+     JOIN message m ON m.id = um.message_id GROUP BY m.direct_group_id ORDER BY max_id DESC`,
+  ).all(user.id, RECENT_PRIVATE_MESSAGES) as { gid: number; max_id: number }[];
+  return {
+    recent_private_conversations: rows.map((r) => ({
+      max_message_id: r.max_id,
+      user_ids: (stmt(app.db, 'SELECT user_id FROM direct_group_member WHERE group_id = ? AND user_id <> ? ORDER BY user_id').all(r.gid, user.id) as {
+        user_id: number;
+      }[]).map((x) => x.user_id),
+    })),
+  };
+});
