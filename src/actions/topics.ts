@@ -5,13 +5,15 @@ import { errors } from '../http/errors';
 import type { MessageRow } from '../lib/messages';
 import { topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
-import { accessStreamById, canAccessStreamHistory } from '../lib/streams';
+import { accessStreamById, canAccessStreamContent, canAccessStreamHistory } from '../lib/streams';
 import { isAdmin, type UserRow } from '../lib/users';
 import { deleteMessages } from './messages';
 
 /** GET /users/me/{stream_id}/topics: newest first, only what the user can read. */
 export function listTopics(app: App, user: UserRow, streamId: number, allowEmptyTopicName: boolean): { name: string; max_id: number }[] {
   const s = accessStreamById(app.db, user, streamId, { allowArchived: true });
+  // As Zulip: administrators see every channel's metadata, but a topic list is content.
+  if (!canAccessStreamContent(app.db, user, s)) throw errors.badRequest('Invalid channel ID');
   const realm = getRealmById(app.db, user.realm_id) as RealmRow;
   const rows = canAccessStreamHistory(app.db, user, s)
     ? (stmt(

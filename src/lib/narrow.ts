@@ -172,7 +172,11 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
     const m = stmt(db, 'SELECT stream_id, topic, direct_group_id FROM message WHERE id = ? AND realm_id = ?').get(id, user.realm_id) as
       | { stream_id: number | null; topic: string; direct_group_id: number | null }
       | undefined;
-    if (m && messageVisibleTo(db, user, id)) {
+    if (!m || !messageVisibleTo(db, user, id)) {
+      // As Zulip: an unreadable 'with' is dropped only when the rest already names a conversation.
+      const names = (op: string) => terms.some((t) => t.operator === op && !t.negated);
+      if (!((names('channel') && names('topic')) || names('dm'))) throw badNarrow("Invalid 'with' operator");
+    } else {
       terms = terms.filter((t) => !['channel', 'topic', 'dm'].includes(t.operator));
       if (m.stream_id !== null) {
         terms.push({ operator: 'channel', operand: m.stream_id, negated: false }, { operator: 'topic', operand: m.topic, negated: false });

@@ -112,6 +112,19 @@ export function canAccessStreamMetadata(db: Db, user: UserRow, s: StreamRow): bo
 }
 
 /**
+ * Zulip's require_content_access: metadata alone (organization administrators see every channel) is
+ * not enough to read a channel's contents; subscribers, members in a public channel, and those who may
+ * subscribe themselves or others can.
+ */
+export function canAccessStreamContent(db: Db, user: UserRow, s: StreamRow): boolean {
+  if (isSubscribed(db, user.id, s.id)) return true;
+  if (s.is_web_public) return true;
+  if (isGuest(user)) return false;
+  if (isPublic(s)) return true;
+  return isUserInGroup(db, user.id, s.can_subscribe_group) || isUserInGroup(db, user.id, s.can_add_subscribers_group);
+}
+
+/**
  * Whether the user may read the channel's whole history (messages they did not receive):
  * subscribers of a shared-history channel, and non-guests for public channels.
  */
