@@ -233,6 +233,8 @@ export function doUpdateChannel(app: App, user: UserRow, streamId: number, chang
     }
     if (change.isPrivate !== undefined || change.historyPublicToSubscribers !== undefined || change.isWebPublic !== undefined) {
       const inviteOnly = change.isPrivate ?? s.invite_only === 1;
+      const isDefault = change.isDefaultStream ?? stmt(app.db, 'SELECT 1 FROM default_stream WHERE stream_id = ?').get(s.id) !== undefined;
+      if (inviteOnly && isDefault) throw errors.badRequest('A default channel cannot be private.');
       const webPublic = change.isWebPublic ?? (inviteOnly ? false : s.is_web_public === 1);
       if (webPublic && (!app.config.webPublicStreamsEnabled || !realmOf(app, user).enable_spectator_access)) {
         throw errors.badRequest('Web-public channels are not enabled.');

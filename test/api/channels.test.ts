@@ -335,6 +335,15 @@ describe('PATCH /streams/{stream_id}', () => {
   });
 });
 
+describe('PATCH /streams/{stream_id} and default channels', () => {
+  it('refuses to make a default channel private', async () => {
+    const id = await createChannel(t, t.users.admin, 'default-then-private', [], { is_default_stream: true });
+    const res = await t.api(t.users.admin, 'PATCH', `/streams/${id}`, { is_private: true });
+    assert.deepEqual(res.body, err('A default channel cannot be private.'));
+    assert.equal((await getChannel(id)).invite_only, false);
+  });
+});
+
 describe('DELETE /streams/{stream_id}', () => {
   it('archives: channel administrators only; archived channels leave the default listing', async () => {
     const id = await createChannel(t, t.users.hamlet, 'to-archive', [t.users.hamlet, t.users.othello]);
