@@ -3,6 +3,7 @@
 // extras that Zulip lacks turned off. Raw HTML is never passed through: markdown-it runs with
 // html:false, every attribute and text we build is escaped, and links go through Zulip's URL
 // sanitiser. The library is DB-free: the caller supplies lookups in a RenderContext.
+import katex from 'katex';
 import MarkdownIt from 'markdown-it';
 import TLDS from 'tlds';
 import { EMOTICON_CONVERSIONS, emojiCodeForString, emojiNameForCode, unicodeEmojiCode, ZULIP_EMOJI_URL } from './emoji';
@@ -81,6 +82,8 @@ export interface RenderResult {
 
 /** Longest content rendered; longer input is cut (messages are at most 10000 characters). */
 export const MAX_RENDER_INPUT = 10000;
+/** Zulip refuses renderings over 100 × the message limit; we fall back to plain text instead. */
+export const MAX_RENDER_OUTPUT = 100 * MAX_RENDER_INPUT;
 
 interface Env {
   ctx: RenderContext;
@@ -489,6 +492,41 @@ function strikethrough(state: StateInline, silent: boolean): boolean {
   state.pos = end;
   state.posMax = oldMax;
   return true;
+}
+
+// Zulip's $$TeX$$, rendered with KaTeX as Zulip does (same library, so the same HTML).
+const TEX_RE = /\$\$([^\n_$](?:\\\$|[^$\n])*)\$\$(?!\$)/y;
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
+function tex(state: StateInline, silent: boolean): boolean {
+  const { src, pos } = state;
+  if (src.charCodeAt(pos) !== 0x24 /* $ */ || src.charCodeAt(pos + 1) !== 0x24) return false;
+  // \B(?<!\$) before, \B after: no word character or "$" next to the delimiters.
+  if (pos > 0 && (src[pos - 1] === '$' || WORD_CHAR.test(src[pos - 1]!))) return false;
+  const m = matchAt(TEX_RE, state);
+  if (!m) return false;
+  const end = pos + m[0].length;
+  if (end < src.length && WORD_CHAR.test(src[end]!)) return false;
+  if (silent) {
+    state.pos = end;
+    return true;
+  }
+  const rendered = renderTex(m[1]!, false);
+  pushHtml(state, rendered ?? `<span class="tex-error">${escapeText(m[0])}</span>`, end);
+  return true;
+}
+
+function renderTex(body: string, displayMode: boolean): string | null {
+  try {
+    return katex.renderToString(body, { displayMode, throwOnError: true, strict: 'ignore', trust: false, output: 'htmlAndMathml' });
+  } catch {
+    return null;
+  }
+}
+
+// A ```math block: each paragraph rendered in display mode; Zulip puts the lot in one <p>.
+function mathBlockHtml(text: string): string {
+  const parts = text.split('\n\n').map((p) => renderTex(p, true) ?? `<span class="tex-error">${escapeCode(p).replace(/&#39;/g, '&#x27;')}</span>`);
+  return `<p>${parts.join('\n\n')}</p>\n`;
 }
 
 const TIMESTAMP_RE = /<time:([^>]*?)>/y;
@@ -930,6 +968,7 @@ function buildMarkdownIt(): MarkdownIt {
   md.inline.ruler.before('emphasis', 'zulip_stream_link', streamLink);
   md.inline.ruler.before('emphasis', 'zulip_group_mention', groupMention);
   md.inline.ruler.before('emphasis', 'zulip_timestamp', timestamp);
+  md.inline.ruler.before('emphasis', 'zulip_tex', tex);
   // zulip-compat: no _underscore_ emphasis.
   const emphasis = ruleFn(md.inline.ruler, 'emphasis');
   md.inline.ruler.at('emphasis', (state, silent) => state.src.charCodeAt(state.pos) !== 0x5f && emphasis(state, silent));
@@ -987,7 +1026,8 @@ function buildMarkdownIt(): MarkdownIt {
   r['text'] = (tokens, idx) => escapeText(tokens[idx]!.content);
   r['code_inline'] = (tokens, idx) => `<code>${escapeText(tokens[idx]!.content)}</code>`;
   r['zulip_html'] = (tokens, idx) => tokens[idx]!.content;
-  r['zulip_code'] = (tokens, idx) => codeBlockHtml(tokens[idx]!.content, tokens[idx]!.info || null);
+  r['zulip_code'] = (tokens, idx) =>
+    tokens[idx]!.info === 'math' ? mathBlockHtml(tokens[idx]!.content) : codeBlockHtml(tokens[idx]!.content, tokens[idx]!.info || null);
   r['code_block'] = (tokens, idx) => codeBlockHtml(tokens[idx]!.content.replace(/^\n+|\n+$/g, ''), null);
   r['spoiler_open'] = () => '<div class="spoiler-block"><div class="spoiler-header">\n';
   r['spoiler_content'] = () => '</div><div class="spoiler-content" aria-hidden="true">\n';
@@ -1164,6 +1204,7 @@ export function renderMarkdown(content: string, ctx: RenderContext): RenderResul
     const tokens = md.parse(insertListBreaks(source), env);
     collectLinks(tokens, ctx, result);
     result.html = md.renderer.render(tokens, md.options, env).replace(/\n+$/, '');
+    if (result.html.length > MAX_RENDER_OUTPUT) throw new Error(`rendered content exceeds ${MAX_RENDER_OUTPUT} characters`);
     result.wildcardChannel = env.wildcardChannel;
     result.wildcardTopic = env.wildcardTopic;
     return result;
@@ -1175,7 +1216,8 @@ export function renderMarkdown(content: string, ctx: RenderContext): RenderResul
     }
     // A bug here must not lose the message: fall back to escaped text.
     const fallback = emptyResult();
-    fallback.html = source.trim() === '' ? '' : `<p>${escapeText(source).replace(/\n/g, '<br>\n')}</p>`;
+    const text = source.trim();
+    fallback.html = text === '' ? '' : `<p>${escapeText(text).replace(/\n/g, '<br>\n')}</p>`;
     return fallback;
   }
 }

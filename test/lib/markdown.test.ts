@@ -154,6 +154,16 @@ const ZULIP_CASES: [string, string, string][] = [
   ['timestamp_unix', "Let's meet at <time:1496701800>.", `<p>Let's meet at <time datetime="2017-06-05T22:30:00Z">1496701800</time>.</p>`],
   ['timestamp_incorrect', '<time:**hello world**>', '<p><span class="timestamp-error">Invalid time format: **hello world**</span></p>'],
   ['tex_escaped', '`$$a$$`', '<p><code>$$a$$</code></p>'],
+  ['tex_inline', String.raw`$$1 \oplus 0 = 1$$`, String.raw`<p><span class="katex"><span class="katex-mathml"><math xmlns="http://www.w3.org/1998/Math/MathML"><semantics><mrow><mn>1</mn><mo>⊕</mo><mn>0</mn><mo>=</mo><mn>1</mn></mrow><annotation encoding="application/x-tex">1 \oplus 0 = 1</annotation></semantics></math></span><span class="katex-html" aria-hidden="true"><span class="base"><span class="strut" style="height:0.7278em;vertical-align:-0.0833em;"></span><span class="mord">1</span><span class="mspace" style="margin-right:0.2222em;"></span><span class="mbin">⊕</span><span class="mspace" style="margin-right:0.2222em;"></span></span><span class="base"><span class="strut" style="height:0.6444em;"></span><span class="mord">0</span><span class="mspace" style="margin-right:0.2778em;"></span><span class="mrel">=</span><span class="mspace" style="margin-right:0.2778em;"></span></span><span class="base"><span class="strut" style="height:0.6444em;"></span><span class="mord">1</span></span></span></span></p>`],
+  ['tex_inline_prohibited_newline', '$$x=3\ny=4$$', '<p>$$x=3<br>\ny=4$$</p>'],
+  ['tex_dollar_smiley', '$$_$$ is a fun money-related smiley!', '<p>$$_$$ is a fun money-related smiley!</p>'],
+  ['tex_multiple_dollars', 'We are going to make some $$$ or maybe even $$$$!', '<p>We are going to make some $$$ or maybe even $$$$!</p>'],
+  ['tex_non_matching_dollar_count', '$foo is$$', '<p>$foo is$$</p>'],
+  ['tex_error_safe_script_tag', String.raw`$$\<script type='text/javascript'>alert('xss');</script>$$` + '\n\n~~~math\n' + String.raw`\<script type='text/javascript'>alert('xss');</script>` + '\n~~~', String.raw`<p><span class="tex-error">$$\&lt;script type='text/javascript'&gt;alert('xss');&lt;/script&gt;$$</span></p>` + '\n' + String.raw`<p><span class="tex-error">\&lt;script type=&#x27;text/javascript&#x27;&gt;alert(&#x27;xss&#x27;);&lt;/script&gt;</span></p>`],
+  ['tex_inline_no_markdown_inside', String.raw`$$\text{**a**}$$`, String.raw`<p><span class="katex"><span class="katex-mathml"><math xmlns="http://www.w3.org/1998/Math/MathML"><semantics><mrow><mtext>**a**</mtext></mrow><annotation encoding="application/x-tex">\text{**a**}</annotation></semantics></math></span><span class="katex-html" aria-hidden="true"><span class="base"><span class="strut" style="height:0.75em;"></span><span class="mord text"><span class="mord">**a**</span></span></span></span></span></p>`],
+  ['tex_display_no_markdown_inside', '~~~math\n' + String.raw`\text{**a**}` + '\n~~~', String.raw`<p><span class="katex-display"><span class="katex"><span class="katex-mathml"><math xmlns="http://www.w3.org/1998/Math/MathML" display="block"><semantics><mrow><mtext>**a**</mtext></mrow><annotation encoding="application/x-tex">\text{**a**}</annotation></semantics></math></span><span class="katex-html" aria-hidden="true"><span class="base"><span class="strut" style="height:0.75em;"></span><span class="mord text"><span class="mord">**a**</span></span></span></span></span></span></p>`],
+  ['tex_inline_error_no_markdown_inside', String.raw`$$\error{**a**}$$`, String.raw`<p><span class="tex-error">$$\error{**a**}$$</span></p>`],
+  ['tex_display_error_no_markdown_inside', '~~~math\n' + String.raw`\error{**a**}` + '\n~~~', String.raw`<p><span class="tex-error">\error{**a**}</span></p>`],
   ['spoilers_fenced_spoiler', '```spoiler header\ncontent\n```\noutside spoiler\n', '<div class="spoiler-block"><div class="spoiler-header">\n<p>header</p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>content</p>\n</div></div>\n<p>outside spoiler</p>'],
   ['spoilers_empty_header', '```spoiler\ncontent\n```\noutside spoiler\n', '<div class="spoiler-block"><div class="spoiler-header">\n</div><div class="spoiler-content" aria-hidden="true">\n<p>content</p>\n</div></div>\n<p>outside spoiler</p>'],
   ['spoilers_script_tags', '```spoiler <script>alert(1)</script>\n<script>alert(1)</script>\n```', '<div class="spoiler-block"><div class="spoiler-header">\n<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>\n</div></div>'],
@@ -553,6 +563,13 @@ describe('renderMarkdown: robustness', () => {
   it('survives lookups that throw', () => {
     const r = renderMarkdown('@**King Hamlet**', context({ userByName: () => { throw new Error('db down'); } }));
     assert.equal(r.html, '<p>@**King Hamlet**</p>');
+  });
+  it('falls back to plain text when the HTML would be huge', () => {
+    const errors: unknown[] = [];
+    const input = ' $$\\sqrt{x^2}$$'.repeat(660);
+    const r = renderMarkdown(input, context({ onError: (e) => errors.push(e) }));
+    assert.ok(r.html === `<p>${input.trim()}</p>`, `got ${r.html.length} characters`);
+    assert.equal(errors.length, 1);
   });
   it('cuts input at MAX_RENDER_INPUT characters', () => {
     assert.equal(html('a'.repeat(MAX_RENDER_INPUT + 50)), `<p>${'a'.repeat(MAX_RENDER_INPUT)}</p>`);
