@@ -3,6 +3,7 @@
 import path from 'node:path';
 import fs from 'node:fs';
 import type { Config } from './config';
+import { RateLimiter } from './http/ratelimit';
 import { openDatabase, type Db } from './db/open';
 import { WriteBatch } from './db/tx';
 import { EventBus } from './events/bus';
@@ -15,6 +16,8 @@ export interface App {
   readonly db: Db;
   readonly batch: WriteBatch;
   readonly events: EventBus;
+  /** Request rate limits (off with --no-rate-limits). */
+  readonly limits: RateLimiter;
   /** The in-memory event queues (POST /register, GET /events). */
   readonly queues: QueueRegistry;
   readonly clock: Clock;
@@ -56,6 +59,7 @@ export function createApp(config: Config, opts: { clock?: Clock } = {}): App {
     batch,
     events,
     queues,
+    limits: new RateLimiter(config.rateLimits),
     clock,
     uploadsDir,
     publicUrl: config.externalUrl ?? `http://${config.host}:${config.port}`,

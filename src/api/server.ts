@@ -1,6 +1,6 @@
 // Unauthenticated bootstrap endpoints: server settings and fetching an API key with a password.
 import { doRecordLogin } from '../actions/login';
-import { checkAccountActive } from '../http/auth';
+import { checkAccountActive, checkLoginAttempts, recordFailedLogin } from '../http/auth';
 import { errors } from '../http/errors';
 import { p } from '../http/params';
 import { publicRoute } from '../http/route';
@@ -54,10 +54,14 @@ export const serverRoutes = [
     params: { username: p.str(), password: p.str() },
     handle({ app, params }) {
       if (!isValidEmail(params.username)) throw errors.badRequest('Enter a valid email address.');
+      checkLoginAttempts(app, params.username);
       const user = findUserByDeliveryEmail(app.db, app.realmId(), params.username);
       // The same answer for an unknown address and a wrong password; bcrypt runs either way.
       const ok = checkPassword(params.password, user?.password_hash ?? null);
-      if (!user || !ok) throw errors.authenticationFailed();
+      if (!user || !ok) {
+        recordFailedLogin(app, params.username);
+        throw errors.authenticationFailed();
+      }
       checkAccountActive(app, user);
       doRecordLogin(app, user);
       return { api_key: user.api_key, email: user.delivery_email, user_id: user.id };

@@ -13,6 +13,7 @@ import { authenticateBasic, authenticateSession } from './auth';
 import { errors, JsonableError } from './errors';
 import { MultipartParser } from './multipart';
 import { readParams } from './params';
+import { rateLimitHeaders, RULES } from './ratelimit';
 import { Reply, type AnyRoute, type Ctx, type UploadedFile } from './route';
 import { Router } from './router';
 import { parseUrlencoded, parseUrlencodedBody } from './urlencoded';
@@ -58,6 +59,8 @@ interface Pending {
   aborted: boolean;
   done: boolean;
   tempFiles: string[];
+  /** Headers every reply to this request carries (rate-limit state). */
+  extraHeaders: Record<string, string>;
 }
 
 export interface Server {
@@ -96,6 +99,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
       aborted: false,
       done: false,
       tempFiles: [],
+      extraHeaders: {},
     };
     req.forEach((k, v) => {
       p.headers[k] = k in p.headers ? `${p.headers[k]}, ${v}` : v;
@@ -126,7 +130,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     if (p.aborted || p.done) return;
     p.res.cork(() => {
       p.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`.trim());
-      for (const [k, v] of Object.entries(headers)) p.res.writeHeader(k, v);
+      for (const [k, v] of Object.entries({ ...p.extraHeaders, ...headers })) p.res.writeHeader(k, v);
       // 204 and 304 have no body and must not announce a Content-Length (RFC 9110 §8.6).
       // (No argument at all: uWS reads an explicit undefined as a length.)
       if (status === 204 || status === 304) p.res.endWithoutBody();
@@ -182,6 +186,15 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
       } else {
         user = authenticateBasic(app, p.headers.authorization);
       }
+    }
+
+    // Per user once authenticated, per address otherwise (Zulip's api_by_user / api_by_ip).
+    if (app.limits.enabled) {
+      const d = user
+        ? app.limits.hit(`user:${user.id}`, RULES.apiByUser, app.clock.nowMs())
+        : app.limits.hit(`ip:${p.ip}`, RULES.apiByIp, app.clock.nowMs());
+      p.extraHeaders = rateLimitHeaders(d);
+      if (!d.allowed) throw errors.rateLimited(Math.round(d.retryAfter * 1000) / 1000);
     }
 
     const form = parseUrlencoded(p.query);
