@@ -40,13 +40,24 @@ export function listTopics(app: App, user: UserRow, streamId: number, allowEmpty
 export function doDeleteTopic(app: App, user: UserRow, streamId: number, topicName: string): { complete: boolean } {
   if (!isAdmin(user)) throw errors.adminRequired();
   const s = accessStreamById(app.db, user, streamId, { allowArchived: true });
+  if (!canAccessStreamContent(app.db, user, s)) throw errors.badRequest('Invalid channel ID');
+  // As Zulip: with protected history, only the messages the administrator received can be deleted.
+  const onlyOwnRows = !canAccessStreamHistory(app.db, user, s);
   const realm = getRealmById(app.db, user.realm_id) as RealmRow;
   const key = topicName === realm.empty_topic_display_name ? '' : topicKey(topicName);
   const started = Date.now();
   const batchSize = Math.max(1, app.config.deleteTopicBatchSize);
   for (;;) {
     const done = app.batch.write(() => {
-      const batch = stmt(app.db, 'SELECT * FROM message WHERE stream_id = ? AND topic_key = ? ORDER BY id DESC LIMIT ?').all(s.id, key, batchSize) as MessageRow[];
+      const batch = (
+        onlyOwnRows
+          ? stmt(
+              app.db,
+              `SELECT m.* FROM message m JOIN usermessage um ON um.message_id = m.id AND um.user_id = ?
+               WHERE m.stream_id = ? AND m.topic_key = ? ORDER BY m.id DESC LIMIT ?`,
+            ).all(user.id, s.id, key, batchSize)
+          : stmt(app.db, 'SELECT * FROM message WHERE stream_id = ? AND topic_key = ? ORDER BY id DESC LIMIT ?').all(s.id, key, batchSize)
+      ) as MessageRow[];
       deleteMessages(app, user.realm_id, batch);
       return batch.length < batchSize;
     });

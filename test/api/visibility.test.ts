@@ -202,6 +202,21 @@ describe('other paths', () => {
     assert.deepEqual(res.body, err('Invalid message(s)'));
   });
 
+  it('delete_topic: administrators cannot delete in channels whose content they cannot read', async () => {
+    const u = t.users;
+    let res = await t.api(u.admin, 'POST', `/streams/${ch.protected}/delete_topic`, { topic_name: 'walls' });
+    assert.deepEqual(res.body, err('Invalid channel ID'));
+    // Subscribed later to a protected-history channel: only what they received goes.
+    const pc = await createChannel(t, u.hamlet, 'protected-delete', [u.hamlet], { invite_only: true, history_public_to_subscribers: false });
+    const before = await sendToChannel(t, u.hamlet, pc, 'topic', 'old');
+    await subscribe(u.admin, 'protected-delete');
+    const afterwards = await sendToChannel(t, u.hamlet, pc, 'topic', 'new');
+    res = await t.api(u.admin, 'POST', `/streams/${pc}/delete_topic`, { topic_name: 'topic' });
+    assert.deepEqual(res.body, { ...SUCCESS, complete: true });
+    assert.equal((await t.api(u.hamlet, 'GET', `/messages/${before}`)).status, 200);
+    assert.deepEqual((await t.api(u.hamlet, 'GET', `/messages/${afterwards}`)).body, err('Invalid message(s)'));
+  });
+
   it('an unsubscribed user keeps the messages they received', async () => {
     const u = t.users;
     const ch2 = await createChannel(t, u.hamlet, 'leaving', [u.hamlet, u.othello], { invite_only: true });
