@@ -962,6 +962,26 @@ function buildMarkdownIt(): MarkdownIt {
     return true;
   });
 
+  // zulip-compat: an item like "2. x" may interrupt a paragraph (CommonMark allows only "1."),
+  // which Zulip's nested numbered lists need.
+  const list = ruleFn(md.block.ruler, 'list');
+  md.block.ruler.at(
+    'list',
+    (state, startLine, endLine, silent) => {
+      if (!silent || state.parentType !== 'paragraph' || !/^\d[.)][ \t]+\S/.test(lineText(state, startLine))) {
+        return list(state, startLine, endLine, silent);
+      }
+      const parentType = state.parentType;
+      state.parentType = 'list';
+      try {
+        return list(state, startLine, endLine, silent);
+      } finally {
+        state.parentType = parentType;
+      }
+    },
+    { alt: ['paragraph', 'reference', 'blockquote'] },
+  );
+
   md.inline.ruler.at('backticks', backticks);
   md.inline.ruler.before('emphasis', 'zulip_strikethrough', strikethrough);
   md.inline.ruler.before('emphasis', 'zulip_user_mention', userMention);
@@ -1091,22 +1111,49 @@ function fixStrongEm(children: Token[]): void {
 const md = buildMarkdownIt();
 
 // Zulip's MarkdownListPreprocessor: a list directly under a paragraph (or a list of the other
-// kind) still starts a list, so insert the blank line Markdown wants. Skips fenced code.
+// kind) still starts a list, so insert the blank line Markdown wants. Zulip also nests list
+// items by 2-space steps ("1. a" then "  2. b" is nested); CommonMark wants the parent's content
+// column, so such items are moved right to it. Fenced code is left alone.
 const LI_RE = /^[ ]*([*+-]|\d\.)[ ]+(.*)/;
-function insertListBreaks(content: string): string {
+const LIST_ITEM_RE = /^( *)([*+-]|\d{1,9}[.)])( +)(?=\S)/;
+function preprocess(content: string): string {
   const lines = content.split('\n');
   const out: string[] = [];
   const openFences: { fence: string; code: boolean }[] = [];
+  let items: { indent: number; content: number; marker: string }[] = [];
+  let previousBlank = false;
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    out.push(line);
+    let line = lines[i]!;
+    const inCode = openFences.some((x) => x.code);
     const f = FENCE_RE.exec(line);
     if (f) {
       const lang = f[2] ?? null;
       const last = openFences[openFences.length - 1];
       if (!lang && last && last.fence === f[1]) openFences.pop();
       else openFences.push({ fence: f[1]!, code: !(lang === 'quote' || lang === 'quoted') });
+      items = [];
+    } else if (!inCode) {
+      const item = LIST_ITEM_RE.exec(line);
+      const indent = item ? item[1]!.length : 0;
+      if (item && (items.length > 0 || indent < 4) && !/^ *([*_-])( *\1){2,} *$/.test(line)) {
+        let sibling: (typeof items)[number] | undefined;
+        while (items.length > 0 && items[items.length - 1]!.indent >= indent) {
+          const popped = items.pop()!;
+          if (popped.indent === indent) sibling = popped;
+        }
+        const parent = items[items.length - 1];
+        const shifted = parent && indent < parent.content ? parent.content : indent;
+        let marker = item[2]!;
+        // zulip-compat: "* a" then "- b" is one list (CommonMark starts a new one).
+        if (sibling && /^[*+-]$/.test(marker) && /^[*+-]$/.test(sibling.marker)) marker = sibling.marker;
+        line = ' '.repeat(shifted) + marker + line.slice(indent + item[2]!.length);
+        items.push({ indent, content: shifted + marker.length + Math.min(item[3]!.length, 4), marker });
+      } else if (line.trim() !== '' && previousBlank && !line.startsWith(' ')) {
+        items = [];
+      }
     }
+    previousBlank = line.trim() === '';
+    out.push(line);
     if (i + 1 >= lines.length || line === '' || openFences.some((x) => x.code)) continue;
     const li1 = LI_RE.exec(line);
     const li2 = LI_RE.exec(lines[i + 1]!);
@@ -1117,7 +1164,7 @@ function insertListBreaks(content: string): string {
 
 function linkifiersFor(ctx: RenderContext): CompiledLinkifier[] {
   const out: CompiledLinkifier[] = [];
-  for (const l of ctx.linkifiers) {
+  for (const l of ctx.linkifiers ?? []) {
     const c = compileLinkifier(l);
     if (c !== null) out.push(c);
   }
@@ -1201,7 +1248,7 @@ export function renderMarkdown(content: string, ctx: RenderContext): RenderResul
   };
   try {
     env.linkifiers = linkifiersFor(ctx);
-    const tokens = md.parse(insertListBreaks(source), env);
+    const tokens = md.parse(preprocess(source), env);
     collectLinks(tokens, ctx, result);
     result.html = md.renderer.render(tokens, md.options, env).replace(/\n+$/, '');
     if (result.html.length > MAX_RENDER_OUTPUT) throw new Error(`rendered content exceeds ${MAX_RENDER_OUTPUT} characters`);
