@@ -46,9 +46,8 @@ export const EMOTICON_CONVERSIONS: Readonly<Record<string, string>> = {
   ':P': ':stuck_out_tongue:',
 };
 
-/** The unicode emoji (or :zulip:) called `name` (canonical name or alias), or null. */
-export function emojiByName(name: string): EmojiInfo | null {
-  if (name === ZULIP_EXTRA_EMOJI_NAME) return { name, code: name, reaction_type: 'zulip_extra_emoji' };
+/** The unicode emoji called `name` (canonical name or alias), or null; see resolveEmojiName for :zulip:. */
+export function emojiByName(name: string): (EmojiInfo & { reaction_type: 'unicode_emoji' }) | null {
   const code = nameToCode.get(name);
   return code === undefined ? null : { name, code, reaction_type: 'unicode_emoji' };
 }
@@ -106,9 +105,9 @@ export function checkEmojiReaction(
   }
 }
 
-/** True when a unicode reaction (name, and code if given) is valid; see checkEmojiReaction. */
+/** True when a reaction by name (and code, if given) is valid without realm emoji; see checkEmojiReaction. */
 export function isValidEmoji(name: string, code?: string | null): boolean {
-  if (code === undefined || code === null) return emojiByName(name) !== null;
+  if (code === undefined || code === null) return resolveEmojiName(name) !== null;
   return checkEmojiReaction(name, code, code === ZULIP_EXTRA_EMOJI_NAME ? 'zulip_extra_emoji' : 'unicode_emoji') === null;
 }
 
@@ -119,6 +118,7 @@ export function resolveEmojiName(
 ): EmojiInfo | null {
   const custom = realmEmoji?.byName(name) ?? null;
   if (custom !== null && !custom.deactivated) return { name, code: String(custom.id), reaction_type: 'realm_emoji' };
+  if (name === ZULIP_EXTRA_EMOJI_NAME) return { name, code: name, reaction_type: 'zulip_extra_emoji' };
   return emojiByName(name);
 }
 

@@ -69,9 +69,11 @@ describe('emoji names and codes', () => {
     assert.deepEqual(emojiNamesForCode('not_an_emoji'), []);
   });
 
-  it('knows :zulip: as the one zulip_extra_emoji', () => {
-    assert.deepEqual(emojiByName('zulip'), { name: 'zulip', code: 'zulip', reaction_type: 'zulip_extra_emoji' });
+  it('knows :zulip: as the one zulip_extra_emoji, not a unicode one', () => {
+    assert.deepEqual(resolveEmojiName('zulip'), { name: 'zulip', code: 'zulip', reaction_type: 'zulip_extra_emoji' });
+    assert.equal(emojiByName('zulip'), null);
     assert.equal(unicodeEmojiCode('zulip'), null);
+    assert.equal(checkEmojiReaction('zulip', 'zulip', 'unicode_emoji'), 'Invalid emoji code.');
   });
 
   it('has no skin tones, no 2764-fe0f style codes, and most clocks left out, like Zulip', () => {
