@@ -326,8 +326,10 @@ const MENTION_BEFORE = /[\s'"({[/<]/;
 const LINK_BEFORE = /[\s'"({/<]/;
 const USER_MENTION_RE = /@(_?)\*\*([^*]+)\*\*/y;
 const GROUP_MENTION_RE = /@(_?)\*([^*]+)\*/y;
-const STREAM_TOPIC_MESSAGE_RE = /#\*\*([^*>]+)>([^*]+)@(\d+)\*\*/y;
-const STREAM_TOPIC_RE = /#\*\*([^*>]+)>([^*]+)\*\*/y;
+const STREAM_TOPIC_MESSAGE_RE = /#\*\*([^*>]+)>([^*]*)@(\d+)\*\*/y;
+const STREAM_TOPIC_RE = /#\*\*([^*>]+)>([^*]*)\*\*/y;
+// zulip-compat: Message.EMPTY_TOPIC_FALLBACK_NAME, shown for links to the empty topic.
+const EMPTY_TOPIC_NAME = 'general chat';
 const STREAM_RE = /#\*\*([^*]+)\*\*/y;
 const ID_SYNTAX_RE = /^(.+)?\|(\d+)$/s;
 const STREAM_WILDCARDS = new Set(['all', 'everyone', 'stream', 'channel']);
@@ -429,12 +431,14 @@ function streamLink(state: StateInline, silent: boolean): boolean {
   if (kind === 'stream') {
     html = `<a class="stream" data-stream-id="${stream.id}" href="${escapeAttr(channel)}">#${escapeText(name)}</a>`;
   } else {
-    const topicUrl = `${channel}/topic/${encodeHashComponent(m[2]!)}`;
-    const withId = kind === 'topic' ? (env.ctx.topicPermalinkMessageId?.(stream.id, m[2]!) ?? null) : null;
+    const topic = m[2]!;
+    const topicUrl = `${channel}/topic/${encodeHashComponent(topic)}`;
+    const withId = kind === 'topic' ? (env.ctx.topicPermalinkMessageId?.(stream.id, topic) ?? null) : null;
+    const topicHtml = topic === '' ? `<em>${EMPTY_TOPIC_NAME}</em>` : escapeText(topic);
     html =
       kind === 'topic'
-        ? `<a class="stream-topic" data-stream-id="${stream.id}" href="${escapeAttr(withId === null ? topicUrl : `${topicUrl}/with/${withId}`)}">#${escapeText(name)} &gt; ${escapeText(m[2]!)}</a>`
-        : `<a class="message-link" href="${escapeAttr(`${topicUrl}/near/${m[3]}`)}">#${escapeText(name)} &gt; ${escapeText(m[2]!)} @ 💬</a>`;
+        ? `<a class="stream-topic" data-stream-id="${stream.id}" href="${escapeAttr(withId === null ? topicUrl : `${topicUrl}/with/${withId}`)}">#${escapeText(name)} &gt; ${topicHtml}</a>`
+        : `<a class="message-link" href="${escapeAttr(`${topicUrl}/near/${m[3]}`)}">#${escapeText(name)} &gt; ${topicHtml} @ 💬</a>`;
   }
   pushHtml(state, html, state.pos + m[0].length, true);
   return true;

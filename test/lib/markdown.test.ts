@@ -433,6 +433,10 @@ describe('renderMarkdown: channel and topic links', () => {
   it('links #**channel>topic@id** to the message', () => {
     assert.equal(html('#**Verona>lunch@123**'), '<p><a class="message-link" href="/#narrow/channel/9-Verona/topic/lunch/near/123">#Verona &gt; lunch @ 💬</a></p>');
   });
+  it('links the empty topic, shown as "general chat"', () => {
+    assert.equal(html('#**Verona>**'), '<p><a class="stream-topic" data-stream-id="9" href="/#narrow/channel/9-Verona/topic/">#Verona &gt; <em>general chat</em></a></p>');
+    assert.equal(html('#**Verona>@5**'), '<p><a class="message-link" href="/#narrow/channel/9-Verona/topic//near/5">#Verona &gt; <em>general chat</em> @ 💬</a></p>');
+  });
   it('escapes channel names', () => {
     assert.equal(html('#**<script>**'), '<p><a class="stream" data-stream-id="11" href="/#narrow/channel/11-.3Cscript.3E">#&lt;script&gt;</a></p>');
   });
