@@ -581,9 +581,11 @@ function buildWebLinkRegex(): RegExp {
   for (let i = 0; i < 6; i++) nested = nested.replace('%s', parenGroup);
   nested = nested.replace('%s', inner);
   const tlds = TLDS.filter((t) => /^[a-z0-9-]+$/.test(t) && !TLD_FALSE_POSITIVES.has(t)).sort((a, b) => b.length - a.length || (a < b ? -1 : 1)).join('|');
+  // Python's \w is Unicode-aware; JavaScript's is not.
+  const w = String.raw`\p{L}\p{N}\p{Mn}_`;
   const source =
-    String.raw`(?<![^\s'"(,:<])(?<url>(?:(?:https?:\/\/[\w.:@-]+?|(?:[\w-]+\.)+(?:${tlds}))(?:\/${nested})?)` +
-    String.raw`|(?:[\w.-]+@[\w.-]+\.\w+)|(?:bitcoin:[13][a-km-zA-HJ-NP-Z1-9]{25,34}))(?=[!:;?),.'">]*(?:$|\s))`;
+    String.raw`(?<![^\s'"(,:<])(?<url>(?:(?:https?:\/\/[${w}.:@-]+?|(?:[${w}-]+\.)+(?:${tlds}))(?:\/${nested})?)` +
+    String.raw`|(?:[${w}.-]+@[${w}.-]+\.[${w}]+)|(?:bitcoin:[13][a-km-zA-HJ-NP-Z1-9]{25,34}))(?=[!:;?),.'">]*(?:$|\s))`;
   return new RegExp(source, 'gu');
 }
 let webLinkRegex: RegExp | null = null;
