@@ -226,6 +226,14 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
         reject(errors.payloadTooLarge(limit));
         return;
       }
+      // No body at all: uWS may never call onData (e.g. when the header block ends a packet), so
+      // don't wait for it. A multipart request needs at least its closing boundary.
+      const chunked = /chunked/i.test(p.headers['transfer-encoding'] ?? '');
+      if (declared === 0 && !chunked) {
+        if (/^multipart\/form-data/i.test(contentType)) reject(errors.badRequest('Malformed multipart body'));
+        else resolve({ fields: new Map(), files: [] });
+        return;
+      }
       let received = 0;
       let failed = false;
       const isMultipart = /^multipart\/form-data/i.test(contentType);
