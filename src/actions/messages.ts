@@ -6,7 +6,7 @@ import { stmt } from '../db/stmt';
 import { errors, JsonableError } from '../http/errors';
 import { codePoints } from '../http/params';
 import { nowSeconds } from '../lib/clock';
-import { emojiByName, emojiNameForCode } from '../lib/emoji';
+import { checkEmojiReaction, resolveEmojiName } from '../lib/emoji';
 import { isUserInGroup, groupMemberIds } from '../lib/groups';
 import type { RenderResult } from '../lib/markdown';
 import {
@@ -277,21 +277,28 @@ export function accessMessage(app: App, user: UserRow, id: number): MessageRow {
 export interface ReactionSpec {
   emojiName?: string;
   emojiCode?: string;
-  reactionType: string;
+  reactionType?: string;
 }
 
-function resolveEmoji(spec: ReactionSpec): { name: string; code: string; type: string } {
-  if (!['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'].includes(spec.reactionType)) throw errors.badRequest('Invalid emoji type.');
-  if (spec.reactionType !== 'unicode_emoji') throw errors.badRequest("Emoji '{name}' does not exist", { name: spec.emojiName ?? '' });
-  if (spec.emojiName !== undefined) {
-    const e = emojiByName(spec.emojiName);
-    if (!e) throw errors.badRequest('Invalid emoji name.');
-    if (spec.emojiCode !== undefined && spec.emojiCode !== e.code) throw errors.badRequest('Invalid emoji code.');
-    return { name: spec.emojiName, code: e.code, type: spec.reactionType };
-  }
-  const name = spec.emojiCode !== undefined ? emojiNameForCode(spec.emojiCode) : null;
-  if (!name) throw errors.badRequest('Invalid emoji code.');
-  return { name, code: spec.emojiCode as string, type: spec.reactionType };
+/** The organization's custom emoji, as the emoji checks look them up. */
+function realmEmojiLookup(app: App, realmId: number) {
+  const row = (r: { id: number; name: string; deactivated: number } | undefined) =>
+    r ? { id: String(r.id), name: r.name, source_url: `/user_avatars/${realmId}/emoji/images/${r.id}.png`, deactivated: r.deactivated === 1 } : null;
+  return {
+    byName: (name: string) => row(stmt(app.db, 'SELECT id, name, deactivated FROM realm_emoji WHERE realm_id = ? AND name = ? ORDER BY deactivated, id LIMIT 1').get(realmId, name) as never),
+    byId: (id: string) => row(stmt(app.db, 'SELECT id, name, deactivated FROM realm_emoji WHERE realm_id = ? AND id = ?').get(realmId, Number(id)) as never),
+  };
+}
+
+/** Zulip's emoji checks for adding a reaction: the name decides the code and type unless both are given. */
+function resolveEmoji(app: App, realmId: number, spec: ReactionSpec): { name: string; code: string; type: string } {
+  const name = spec.emojiName ?? '';
+  const realmEmoji = realmEmojiLookup(app, realmId);
+  const problem = checkEmojiReaction(name, spec.emojiCode ?? null, spec.reactionType ?? null, realmEmoji);
+  if (problem) throw errors.badRequest(problem);
+  if (spec.emojiCode !== undefined && spec.reactionType !== undefined) return { name, code: spec.emojiCode, type: spec.reactionType };
+  const found = resolveEmojiName(name, realmEmoji) as { code: string; reaction_type: string };
+  return { name, code: spec.emojiCode ?? found.code, type: spec.reactionType ?? found.reaction_type };
 }
 
 /** Adds or removes a reaction; the event goes to everyone holding the message. */
@@ -307,14 +314,14 @@ export function doReaction(app: App, user: UserRow, messageId: number, spec: Rea
         app.db,
         `SELECT emoji_name, emoji_code, reaction_type FROM reaction WHERE message_id = ? AND user_id = ? AND reaction_type = ?
            AND (emoji_code = ? OR (? IS NULL AND emoji_name = ?))`,
-      ).get(messageId, user.id, spec.reactionType, spec.emojiCode ?? null, spec.emojiCode ?? null, spec.emojiName ?? null) as
+      ).get(messageId, user.id, spec.reactionType ?? 'unicode_emoji', spec.emojiCode ?? null, spec.emojiCode ?? null, spec.emojiName ?? null) as
         | { emoji_name: string; emoji_code: string; reaction_type: string }
         | undefined;
       if (!row) throw new JsonableError("Reaction doesn't exist.", { code: 'REACTION_DOES_NOT_EXIST' });
       emoji = { name: row.emoji_name, code: row.emoji_code, type: row.reaction_type };
       stmt(app.db, 'DELETE FROM reaction WHERE message_id = ? AND user_id = ? AND reaction_type = ? AND emoji_code = ?').run(messageId, user.id, emoji.type, emoji.code);
     } else {
-      emoji = resolveEmoji(spec);
+      emoji = resolveEmoji(app, user.realm_id, spec);
       const exists = stmt(app.db, 'SELECT 1 FROM reaction WHERE message_id = ? AND user_id = ? AND reaction_type = ? AND emoji_code = ?').get(
         messageId,
         user.id,

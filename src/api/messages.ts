@@ -165,7 +165,7 @@ export const messageRoutes = [
       params: {
         emoji_name: method === 'POST' ? p.str() : p.str().optional(),
         emoji_code: p.str().optional(),
-        reaction_type: p.str().default('unicode_emoji'),
+        reaction_type: p.str().optional(),
       },
       handle({ app, user, params, path }) {
         doReaction(

@@ -415,7 +415,11 @@ describe('reactions', () => {
     res = await t.api(u.othello, 'POST', `/messages/${id}/reactions`, { emoji_name: 'octopus' });
     assert.deepEqual(res.body, err('Reaction already exists.', 'REACTION_ALREADY_EXISTS'));
     res = await t.api(u.othello, 'POST', `/messages/${id}/reactions`, { emoji_name: 'not_an_emoji_at_all' });
+    assert.deepEqual(res.body, err("Emoji 'not_an_emoji_at_all' does not exist"));
+    res = await t.api(u.othello, 'POST', `/messages/${id}/reactions`, { emoji_name: 'octopus', emoji_code: '1f44d', reaction_type: 'unicode_emoji' });
     assert.deepEqual(res.body, err('Invalid emoji name.'));
+    res = await t.api(u.othello, 'POST', `/messages/${id}/reactions`, { emoji_name: 'octopus', emoji_code: 'ffff0', reaction_type: 'unicode_emoji' });
+    assert.deepEqual(res.body, err('Invalid emoji code.'));
     res = await t.api(u.othello, 'POST', `/messages/${id}/reactions`, { emoji_name: 'octopus', reaction_type: 'weird' });
     assert.deepEqual(res.body, err('Invalid emoji type.'));
     res = await t.api(u.othello, 'DELETE', `/messages/${id}/reactions`, {});
