@@ -339,15 +339,17 @@ CREATE INDEX usermessage_starred ON usermessage(user_id, message_id) WHERE (flag
 CREATE INDEX usermessage_mentioned ON usermessage(user_id, message_id) WHERE (flags & 120) <> 0;
 CREATE INDEX usermessage_private ON usermessage(user_id, message_id) WHERE (flags & 512) <> 0;
 
--- reaction_type: unicode_emoji, realm_emoji, zulip_extra_emoji.
+-- reaction_type: unicode_emoji, realm_emoji, zulip_extra_emoji. The rowid keeps the order reactions
+-- were added in, which is the order clients show them.
 CREATE TABLE reaction (
+  id             INTEGER PRIMARY KEY,
   message_id     INTEGER NOT NULL REFERENCES message(id) ON DELETE CASCADE,
   user_id        INTEGER NOT NULL REFERENCES user(id),
   emoji_name     TEXT NOT NULL,
   emoji_code     TEXT NOT NULL,
-  reaction_type  TEXT NOT NULL DEFAULT 'unicode_emoji',
-  PRIMARY KEY (message_id, user_id, reaction_type, emoji_code)
-) WITHOUT ROWID;
+  reaction_type  TEXT NOT NULL DEFAULT 'unicode_emoji'
+);
+CREATE UNIQUE INDEX reaction_unique ON reaction(message_id, user_id, reaction_type, emoji_code);
 
 -- Muted/followed topics. visibility_policy: 0 inherit, 1 muted, 2 unmuted, 3 followed.
 CREATE TABLE user_topic (

@@ -81,7 +81,7 @@ function reactionsOf(db: Db, ids: number[]): Map<number, Record<string, unknown>
     db,
     `SELECT r.message_id, r.user_id, r.emoji_name, r.emoji_code, r.reaction_type, u.email, u.full_name
      FROM reaction r JOIN user u ON u.id = r.user_id WHERE r.message_id IN (SELECT value FROM json_each(?))
-     ORDER BY r.message_id, r.emoji_code, r.user_id`,
+     ORDER BY r.id`,
   ).all(JSON.stringify(ids)) as { message_id: number; user_id: number; emoji_name: string; emoji_code: string; reaction_type: string; email: string; full_name: string }[];
   for (const r of rows) {
     const list = out.get(r.message_id) ?? [];
