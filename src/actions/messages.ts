@@ -218,14 +218,14 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     stmt(app.db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(id, topic, content);
     const mentions = mentionBits(app, rendered, recipients);
     const base = directGroupId !== null ? FLAG.is_private : 0;
-    const insert = stmt(app.db, 'INSERT OR IGNORE INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)');
     const readBySender = req.readBySender ?? true;
     const all = recipients.includes(sender.id) ? recipients : [...recipients, sender.id];
-    for (const uid of all) {
-      let flags = base | (mentions.get(uid) ?? 0);
-      if (uid === sender.id && readBySender) flags |= FLAG.read;
-      insert.run(uid, id, flags);
-    }
+    // One statement for every recipient's row (the loop runs inside SQLite), then the few rows whose
+    // flags differ: mentioned users and the sender.
+    stmt(app.db, 'INSERT OR IGNORE INTO usermessage (user_id, message_id, flags) SELECT value, ?, ? FROM json_each(?)').run(id, base, JSON.stringify(all));
+    if (readBySender) mentions.set(sender.id, (mentions.get(sender.id) ?? 0) | FLAG.read);
+    const setFlags = stmt(app.db, 'UPDATE usermessage SET flags = flags | ? WHERE user_id = ? AND message_id = ?');
+    for (const [uid, bits] of mentions) if (all.includes(uid)) setFlags.run(bits, uid, id);
     linkUploads(app, sender, id, rendered);
     if (stream && stream.first_message_id === null) {
       stmt(app.db, 'UPDATE stream SET first_message_id = ? WHERE id = ?').run(id, stream.id);
