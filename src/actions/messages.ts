@@ -230,7 +230,9 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     if (stream && stream.first_message_id === null) {
       stmt(app.db, 'UPDATE stream SET first_message_id = ? WHERE id = ?').run(id, stream.id);
     }
-    app.batch.onCommit(() => announceMessage(app, id, { localId: req.localId, queueId: req.queueId, senderId: sender.id }));
+    // The flags just written, so the announcement needs no second look at the rows.
+    const flagsWritten = new Map(all.map((uid) => [uid, base | (mentions.get(uid) ?? 0)]));
+    app.batch.onCommit(() => announceMessage(app, id, flagsWritten, { localId: req.localId, queueId: req.queueId, senderId: sender.id }));
     return { id };
   });
 }
@@ -246,13 +248,23 @@ function linkUploads(app: App, sender: UserRow, messageId: number, r: RenderResu
 }
 
 /** Sends the message event to every recipient with their own flags. */
-function announceMessage(app: App, id: number, echo: { localId?: string; queueId?: string; senderId: number }): void {
-  const rows = stmt(app.db, 'SELECT user_id, flags FROM usermessage WHERE message_id = ?').all(id) as { user_id: number; flags: number }[];
+function announceMessage(
+  app: App,
+  id: number,
+  flags: Map<number, number>,
+  echo: { localId?: string; queueId?: string; senderId: number },
+): void {
   const m = findMessage(app.db, app.realmId(), id);
   if (!m) return;
   const [message] = formatMessages(app.db, [m], { applyMarkdown: true, clientGravatar: false });
   const flagsByUser: Record<number, string[]> = {};
-  for (const r of rows) flagsByUser[r.user_id] = flagNames(r.flags);
+  // Most recipients share the same flags: name each distinct bit set once.
+  const names = new Map<number, string[]>();
+  for (const [uid, bits] of flags) {
+    let list = names.get(bits);
+    if (!list) names.set(bits, (list = flagNames(bits)));
+    flagsByUser[uid] = list;
+  }
   const event: Record<string, unknown> = { type: 'message', message, flags_by_user: flagsByUser, raw_content: m.content };
   if (m.stream_id !== null) {
     const s = findStreamById(app.db, m.realm_id, m.stream_id);
@@ -262,7 +274,7 @@ function announceMessage(app: App, id: number, echo: { localId?: string; queueId
     event.local_message_id = echo.localId;
     event.sender_queue_id = echo.queueId;
   }
-  app.events.send(event as { type: string }, rows.map((r) => r.user_id));
+  app.events.send(event as { type: string }, [...flags.keys()]);
 }
 
 /** A message the user can read, or Zulip's "Invalid message(s)". */
