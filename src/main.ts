@@ -165,8 +165,8 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
   const server = await startServer(app, allRoutes, config.host, config.port);
   startRetentionJob(app);
   if (!config.externalUrl) app.publicUrl = server.url;
-  process.stdout.write(`listening on ${server.url}\n`);
-  return new Promise<number>((resolve) => {
+  // Handlers go in before the ready line: a supervisor may signal as soon as it reads it.
+  const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = () => {
       if (stopping) return;
@@ -183,6 +183,8 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  process.stdout.write(`listening on ${server.url}\n`);
+  return stopped;
 }
 
 async function backup(argv: string[]): Promise<number> {
@@ -206,9 +208,13 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`parley ${PARLEY_VERSION}\n`);
     return 0;
   }
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  if (name === undefined) {
+    process.stderr.write(topUsage() + '\n');
+    return 2;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(topUsage() + '\n');
-    return name === undefined ? 2 : 0;
+    return 0;
   }
   const command = COMMANDS[name];
   if (!command) {
