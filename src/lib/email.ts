@@ -1,0 +1,84 @@
+// Outgoing email. With PARLEY_SMTP_URL set (e.g. smtp://user:pass@mail.example.com:587) mail goes out
+// through nodemailer; otherwise each message is written as one .eml file to DATA_DIR/outbox/ and logged,
+// so small installs and tests work without a mail server. The text part is UTF-8 with
+// Content-Transfer-Encoding 8bit (never quoted-printable or base64), so links stay readable in the file.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import type { App } from '../app';
+
+export interface OutgoingEmail {
+  to: string;
+  subject: string;
+  /** Plain text body; lines end in \n (written as CRLF). */
+  text: string;
+}
+
+/** Where outbox files go: DATA_DIR/outbox (next to the uploads for an in-memory database). */
+export function outboxDir(app: App): string {
+  return app.config.dataDir === ':memory:' ? path.join(app.uploadsDir, 'outbox') : path.join(app.config.dataDir, 'outbox');
+}
+
+/** The sender address: PARLEY_EMAIL_FROM, else noreply@ the host of the public URL. */
+function fromAddress(app: App): string {
+  const configured = process.env.PARLEY_EMAIL_FROM;
+  if (configured) return configured;
+  let host = 'localhost';
+  try {
+    host = new URL(app.publicUrl).hostname || host;
+  } catch {
+    // keep localhost
+  }
+  return `Parley <noreply@${host}>`;
+}
+
+/** RFC 2047 encoded-word for a header value that is not plain ASCII. */
+function encodeHeader(value: string): string {
+  const clean = value.replace(/[\r\n]+/g, ' ');
+  if (/^[\x20-\x7e]*$/.test(clean)) return clean;
+  return `=?UTF-8?B?${Buffer.from(clean, 'utf8').toString('base64')}?=`;
+}
+
+/** The whole message as RFC 5322 text with an 8bit UTF-8 plain-text body. */
+export function formatEml(from: string, mail: OutgoingEmail, date: Date, messageId: string): string {
+  const headers = [
+    `From: ${encodeHeader(from)}`,
+    `To: ${encodeHeader(mail.to)}`,
+    `Subject: ${encodeHeader(mail.subject)}`,
+    `Date: ${date.toUTCString().replace('GMT', '+0000')}`,
+    `Message-ID: ${messageId}`,
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=UTF-8',
+    'Content-Transfer-Encoding: 8bit',
+  ];
+  const body = mail.text.replace(/\r?\n/g, '\r\n');
+  return headers.join('\r\n') + '\r\n\r\n' + body + (body.endsWith('\r\n') ? '' : '\r\n');
+}
+
+/**
+ * Sends one email: SMTP when configured (asynchronously; failures are logged), else the outbox. Call it
+ * from `app.batch.onCommit` so a rolled-back action sends nothing. Returns the outbox file, or null
+ * when the message went to SMTP.
+ */
+export function sendEmail(app: App, mail: OutgoingEmail): string | null {
+  const from = fromAddress(app);
+  const smtpUrl = process.env.PARLEY_SMTP_URL;
+  if (smtpUrl) {
+    const transport = nodemailer.createTransport(smtpUrl);
+    transport
+      .sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text })
+      .then(() => console.error(`parley: email to ${mail.to} sent: ${mail.subject}`))
+      .catch((err: unknown) => console.error(`parley: email to ${mail.to} failed: ${(err as Error).message}`));
+    return null;
+  }
+  const dir = outboxDir(app);
+  fs.mkdirSync(dir, { recursive: true });
+  const now = new Date(app.clock.nowMs());
+  const id = crypto.randomBytes(8).toString('hex');
+  const host = /@([^>]+)>?$/.exec(from)?.[1] ?? 'localhost';
+  const file = path.join(dir, `${now.toISOString().replace(/[:.]/g, '-')}-${id}.eml`);
+  fs.writeFileSync(file, formatEml(from, mail, now, `<${id}@${host}>`), { encoding: 'utf8', flag: 'wx' });
+  console.error(`parley: email to ${mail.to} written to ${file}: ${mail.subject}`);
+  return file;
+}
