@@ -4,8 +4,7 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import { nowSeconds } from '../lib/clock';
-import { systemGroupId } from '../lib/realm';
-import { ROLE, systemGroupForRole } from '../lib/roles';
+import { ROLE } from '../lib/roles';
 import { hashPassword, newApiKey } from '../lib/secrets';
 import {
   accessUserById,
@@ -18,6 +17,7 @@ import {
   type UserRow,
 } from '../lib/users';
 import { checkFullName, checkPasswordStrength, isValidEmail } from '../lib/validate';
+import { syncSystemGroupsForRole } from './user-groups';
 
 export interface NewUser {
   realmId: number;
@@ -90,11 +90,8 @@ export function doCreateUser(app: App, spec: NewUser): CreatedUser {
         spec.firstLoginPending ? 1 : 0,
       ).lastInsertRowid,
     );
-    stmt(app.db, 'INSERT INTO user_group_member (group_id, user_id) VALUES (?, ?)').run(
-      systemGroupId(app.db, spec.realmId, systemGroupForRole(spec.role)),
-      userId,
-    );
     const row = findUserById(app.db, spec.realmId, userId) as UserRow;
+    syncSystemGroupsForRole(app, row, null, spec.role);
     app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'add', person: formatUser(row) }, activeUserIds(app, spec.realmId)));
     return { userId, email: spec.email, apiKey };
   });
@@ -162,15 +159,8 @@ export function doUpdateUser(app: App, acting: UserRow, targetId: number, change
         throw errors.badRequest('The owner permission cannot be removed from the only organization owner.');
       }
       stmt(app.db, 'UPDATE user SET role = ? WHERE id = ?').run(change.role, target.id);
-      // Keep the system groups in step with the role.
-      stmt(app.db, 'DELETE FROM user_group_member WHERE user_id = ? AND group_id = ?').run(
-        target.id,
-        systemGroupId(app.db, target.realm_id, systemGroupForRole(target.role)),
-      );
-      stmt(app.db, 'INSERT OR IGNORE INTO user_group_member (group_id, user_id) VALUES (?, ?)').run(
-        systemGroupId(app.db, target.realm_id, systemGroupForRole(change.role)),
-        target.id,
-      );
+      // Keep the system groups in step with the role (user_group remove_members/add_members events).
+      syncSystemGroupsForRole(app, target, target.role, change.role);
       notify.push({ user_id: target.id, role: change.role });
     }
     // zulip-compat: an empty or all-whitespace full_name is ignored, not refused.

@@ -25,6 +25,7 @@ import { nowSeconds } from '../lib/clock';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { avatarUrl, formatUser, isAdmin, isBot, isGuest, isOwner, type UserRow } from '../lib/users';
 import { ROLE } from '../lib/roles';
+import { listGroups } from '../lib/user-groups';
 import type { ClientCapabilities } from './queue';
 
 export interface StateOptions {
@@ -675,50 +676,10 @@ function botServices(db: Db, bot: UserRow): Record<string, unknown>[] {
   });
 }
 
-registerStateProvider('realm_user_groups', (app, user, opts) => {
-  const db = app.db;
-  const groups = stmt(db, 'SELECT * FROM user_group WHERE realm_id = ? AND named = 1 ORDER BY id').all(user.realm_id) as Record<string, unknown>[];
-  const members = new Map<number, number[]>();
-  for (const r of stmt(
-    db,
-    'SELECT m.group_id, m.user_id FROM user_group_member m JOIN user_group g ON g.id = m.group_id WHERE g.realm_id = ? ORDER BY m.user_id',
-  ).all(user.realm_id) as { group_id: number; user_id: number }[]) {
-    const list = members.get(r.group_id) ?? [];
-    list.push(r.user_id);
-    members.set(r.group_id, list);
-  }
-  const subgroups = new Map<number, number[]>();
-  for (const r of stmt(
-    db,
-    'SELECT s.supergroup_id, s.subgroup_id FROM user_group_subgroup s JOIN user_group g ON g.id = s.supergroup_id WHERE g.realm_id = ? ORDER BY s.subgroup_id',
-  ).all(user.realm_id) as { supergroup_id: number; subgroup_id: number }[]) {
-    const list = subgroups.get(r.supergroup_id) ?? [];
-    list.push(r.subgroup_id);
-    subgroups.set(r.supergroup_id, list);
-  }
-  const out: Record<string, unknown>[] = [];
-  for (const g of groups) {
-    if (g.deactivated && !opts.capabilities.include_deactivated_groups) continue;
-    const id = g.id as number;
-    const entry: Record<string, unknown> = {
-      id,
-      name: g.name,
-      description: g.description,
-      date_created: g.date_created ?? null,
-      creator_id: g.creator_id ?? null,
-      members: members.get(id) ?? [],
-      direct_subgroup_ids: subgroups.get(id) ?? [],
-      is_system_group: bool(g.is_system_group),
-      deactivated: bool(g.deactivated),
-    };
-    for (const s of Object.keys(GROUP_PERMISSION_SETTINGS)) {
-      const value = g[s];
-      if (typeof value === 'number') entry[s] = groupSettingValue(db, value);
-    }
-    out.push(entry);
-  }
-  return { realm_user_groups: out };
-});
+registerStateProvider('realm_user_groups', (app, user, opts) => ({
+  // The same dictionaries as GET /user_groups (direct members without deactivated users, Zulip FL 303).
+  realm_user_groups: listGroups(app.db, user.realm_id, { includeDeactivated: opts.capabilities.include_deactivated_groups === true }),
+}));
 
 // ---- personal settings ------------------------------------------------------------------------------
 
