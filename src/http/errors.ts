@@ -109,6 +109,8 @@ export const errors = {
   memberRequired: () => new JsonableError('Must be an organization member', { code: 'UNAUTHORIZED_PRINCIPAL' }),
   notForGuests: () => new JsonableError('Not allowed for guest users'),
   notForBots: () => new JsonableError('This endpoint does not accept bot requests.'),
+  /** Bot-only endpoints (bot storage) called by a human: the spec's PERMISSION_DENIED. */
+  botRequired: () => new JsonableError('This endpoint is only available to bots.', { code: 'PERMISSION_DENIED' }),
   insufficientPermission: () => new JsonableError('Insufficient permission'),
   accessDenied: () => new JsonableError('Access denied', { status: 403 }),
   notFound: (template = 'Not Found') => new JsonableError(template, { status: 404 }),
