@@ -15,6 +15,7 @@ import { MultipartParser } from './multipart';
 import { readParams } from './params';
 import { rateLimitHeaders, RULES } from './ratelimit';
 import { Reply, type AnyRoute, type Ctx, type UploadedFile } from './route';
+import { recorderFromEnv } from './record';
 import { Router } from './router';
 import { parseUrlencoded, parseUrlencodedBody } from './urlencoded';
 
@@ -61,6 +62,8 @@ interface Pending {
   tempFiles: string[];
   /** Headers every reply to this request carries (rate-limit state). */
   extraHeaders: Record<string, string>;
+  /** The matched route's pattern (for the response recorder). */
+  route?: string;
 }
 
 export interface Server {
@@ -74,6 +77,7 @@ export interface Server {
 /** Starts the HTTP server for `app` with `routes` on host:port (port 0 picks a free one). */
 export function startServer(app: App, routes: readonly AnyRoute[], host: string, port: number): Promise<Server> {
   const uws = loadUws();
+  const record = recorderFromEnv(); // null unless PARLEY_RECORD_RESPONSES is set
   const router = new Router<AnyRoute>();
   for (const r of routes) router.add(r.method, r.path, r);
   const http: TemplatedApp = uws.App();
@@ -128,6 +132,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
 
   function write(p: Pending, status: number, headers: Record<string, string>, body: string | Buffer, close = false): void {
     if (p.aborted || p.done) return;
+    if (record && p.route && typeof body === 'string') record(p.method, p.route, status, body);
     p.res.cork(() => {
       p.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`.trim());
       for (const [k, v] of Object.entries({ ...p.extraHeaders, ...headers })) p.res.writeHeader(k, v);
@@ -176,6 +181,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     if (match.kind === 'none') throw errors.notFound();
     if (match.kind === 'method') throw errors.methodNotAllowed(match.allowed);
     const route = match.handler;
+    p.route = route.path;
 
     // Authenticate from the headers before reading a possibly large body.
     let user: UserRow | null = null;
