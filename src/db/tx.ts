@@ -1,5 +1,5 @@
 // Write batching. Every request's writes run inside a SAVEPOINT of one transaction that stays open for
-// the current event-loop turn and commits in a setImmediate: all writes that arrive in the same turn
+// the current event-loop turn (its reads run in it too) and commits in a setImmediate: all writes that arrive in the same turn
 // share one COMMIT (one WAL append) while each stays atomic on its own (a failing request rolls back
 // to its savepoint). Replies and events wait until the commit: nothing is announced that could still
 // be lost, and a failed commit turns every waiting reply into a 500.
@@ -14,20 +14,35 @@ export class WriteBatch {
   /** Hooks registered by the writes still running, innermost last. */
   private pending: CommitHook[][] = [];
 
+  private failureListeners: (() => void)[] = [];
+
   constructor(private readonly db: Db) {}
+
+  /** Calls `fn` whenever a commit fails and the turn's writes are lost. */
+  onCommitFailure(fn: () => void): void {
+    this.failureListeners.push(fn);
+  }
 
   /** True while a batch transaction is open in this turn. */
   get inBatch(): boolean {
     return this.open;
   }
 
+  /**
+   * Opens this turn's transaction if none is open. Requests call it first thing, so their reads run
+   * inside one transaction too: SQLite then takes its file locks once per turn instead of once per
+   * statement. The transaction starts deferred and becomes a write transaction at the first write.
+   */
+  begin(): void {
+    if (this.open) return;
+    this.db.exec('BEGIN');
+    this.open = true;
+    setImmediate(() => this.commit());
+  }
+
   /** Runs `fn` atomically inside this turn's batch; throws (after rolling back its part) if fn throws. */
   write<T>(fn: () => T): T {
-    if (!this.open) {
-      this.db.exec('BEGIN IMMEDIATE');
-      this.open = true;
-      setImmediate(() => this.commit());
-    }
+    this.begin();
     this.db.exec('SAVEPOINT w');
     this.pending.push([]);
     let result: T;
@@ -73,6 +88,8 @@ export class WriteBatch {
       } catch {
         /* already rolled back by SQLite */
       }
+      // Caches may hold rows this transaction wrote: they must forget them.
+      for (const fn of this.failureListeners) fn();
     }
     this.open = false;
     const hooks = this.hooks;

@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
-import { getRealmById } from '../lib/realm';
+import { isRealmDeactivated, userByApiEmail } from '../lib/auth-cache';
 import { API_KEY_FORMAT, safeEqual } from '../lib/secrets';
 import { findUserByEmail, findUserById, type UserRow } from '../lib/users';
 import { nowSeconds } from '../lib/clock';
@@ -15,8 +15,7 @@ export const SESSION_COOKIE = 'parley_session';
 
 /** Realm and account state checks shared by every way of logging in. */
 export function checkAccountActive(app: App, user: UserRow): void {
-  const realm = getRealmById(app.db, user.realm_id);
-  if (!realm || realm.deactivated) throw errors.realmDeactivated();
+  if (isRealmDeactivated(app, user.realm_id)) throw errors.realmDeactivated();
   if (!user.is_active) throw errors.userDeactivated();
 }
 
@@ -50,7 +49,7 @@ export function authenticateBasic(app: App, header: string | undefined): UserRow
   if (!header) throw errors.unauthorized();
   const { email, key } = parseBasic(header);
   if (!API_KEY_FORMAT.test(key)) throw errors.invalidApiKey('Malformed API key');
-  const user = findUserByEmail(app.db, app.realmId(), email);
+  const user = userByApiEmail(app, app.realmId(), email);
   if (!user || !safeEqual(user.api_key, key)) throw errors.invalidApiKey();
   checkAccountActive(app, user);
   return user;

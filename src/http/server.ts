@@ -182,6 +182,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     if (match.kind === 'method') throw errors.methodNotAllowed(match.allowed);
     const route = match.handler;
     p.route = route.path;
+    app.batch.begin();
 
     // Authenticate from the headers before reading a possibly large body.
     let user: UserRow | null = null;
@@ -316,6 +317,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
   ): void {
     for (const f of files) if (!p.tempFiles.includes(f.path)) p.tempFiles.push(f.path);
     try {
+      app.batch.begin(); // a body may arrive in a later turn: its reads join that turn's transaction
       const { values, used } = readParams(route.params ?? {}, form);
       const extraIgnored: string[] = [];
       const ctx: Ctx<Record<string, unknown>, UserRow | null> = {
