@@ -6,10 +6,13 @@ import { channelRoutes } from './channels';
 import { eventRoutes } from './events';
 import { messageRoutes } from './messages';
 import { profileFieldRoutes } from './profile-fields';
+import { scheduledMessageRoutes } from './scheduled-messages';
 import { serverRoutes } from './server';
+import { typingRoutes } from './typing';
 import { userGroupRoutes } from './user-groups';
 import { userRoutes } from './users';
 
 export const allRoutes: readonly AnyRoute[] = [
   ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes,
-  ...userGroupRoutes, ...botRoutes, ...botStorageRoutes, ...profileFieldRoutes];
+  ...userGroupRoutes, ...botRoutes, ...botStorageRoutes, ...profileFieldRoutes,
+  ...typingRoutes, ...scheduledMessageRoutes];

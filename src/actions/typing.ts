@@ -1,0 +1,54 @@
+// Typing notifications (POST /typing). Nothing is stored: the event goes out once the (empty) write
+// commits, to the users who would receive the message being typed and want typing notifications.
+import type { App } from '../app';
+import { stmt } from '../db/stmt';
+import { errors } from '../http/errors';
+import { accessStreamById, subscriberIds } from '../lib/streams';
+import { findUserById, type UserRow } from '../lib/users';
+
+export type TypingOp = 'start' | 'stop';
+
+/** Of `ids`, the active users who have receives_typing_notifications on. */
+function typingReceivers(app: App, ids: readonly number[]): number[] {
+  if (ids.length === 0) return [];
+  const rows = stmt(
+    app.db,
+    'SELECT id FROM user WHERE id IN (SELECT value FROM json_each(?)) AND is_active = 1 AND receives_typing_notifications = 1',
+  ).all(JSON.stringify(ids)) as { id: number }[];
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Direct-message typing: `to` are the other participants. As Zulip's check_send_typing_notification,
+ * the sender is one of the recipients (listed in the event and, like every recipient, notified when
+ * they receive typing notifications: Zulip clients ignore their own).
+ */
+export function doSendDirectTyping(app: App, sender: UserRow, to: readonly number[], op: TypingOp): void {
+  if (to.length === 0) throw errors.badRequest("Empty 'to' list");
+  if (!sender.send_private_typing_notifications) throw errors.badRequest('User has disabled typing notifications for direct messages');
+  const ids = to.includes(sender.id) ? [...to] : [...to, sender.id];
+  const users: UserRow[] = [];
+  for (const id of ids) {
+    const u = findUserById(app.db, sender.realm_id, id);
+    if (!u) throw errors.badRequest('Invalid user ID {id}', { id });
+    if (!users.some((x) => x.id === u.id)) users.push(u);
+  }
+  const event = {
+    type: 'typing',
+    op,
+    message_type: 'direct',
+    sender: { user_id: sender.id, email: sender.email },
+    recipients: users.map((u) => ({ user_id: u.id, email: u.email })),
+  };
+  const receivers = typingReceivers(app, users.map((u) => u.id));
+  app.batch.afterCommit((ok) => ok && app.events.send(event, receivers));
+}
+
+/** Channel typing: to the channel's subscribers who receive typing notifications (the registry keeps it from clients without stream_typing_notifications). */
+export function doSendChannelTyping(app: App, sender: UserRow, streamId: number, topic: string, op: TypingOp): void {
+  if (!sender.send_stream_typing_notifications) throw errors.badRequest('User has disabled typing notifications for channel messages');
+  const stream = accessStreamById(app.db, sender, streamId);
+  const event = { type: 'typing', op, message_type: 'stream', sender: { user_id: sender.id, email: sender.email }, stream_id: stream.id, topic };
+  const receivers = typingReceivers(app, subscriberIds(app.db, stream.id));
+  app.batch.afterCommit((ok) => ok && app.events.send(event, receivers));
+}
