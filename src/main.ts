@@ -6,10 +6,11 @@ import { createApp, type App } from './app';
 import { configFromEnv, type Config } from './config';
 import { doCreateRealm, doSetRealmDeactivated } from './actions/realm';
 import { startRetentionJob } from './actions/retention';
-import { startScheduledDelivery } from './actions/scheduled-messages';
 import { allRoutes } from './api';
 import { JsonableError } from './http/errors';
 import { startServer } from './http/server';
+import { DEMO_USERS, readyInfo, seedDemo, writeReadyFile } from './demo';
+import { zuliprc } from './cli/zuliprc';
 import { findRealm } from './lib/realm';
 import { randomAlnum } from './lib/secrets';
 import { PARLEY_VERSION } from './version';
@@ -32,7 +33,8 @@ const COMMANDS: Record<string, Command> = {
   serve: {
     summary: 'run the server',
     usage:
-      'parley serve [--data-dir DIR] [--host HOST] [--port PORT] [--external-url URL] [--no-rate-limits] [--synchronous normal|full]\n' +
+      'parley serve [--data-dir DIR|:memory:] [--host HOST] [--port PORT] [--external-url URL] [--no-rate-limits] [--synchronous normal|full]\n' +
+      '             [--demo] [--ready-file PATH]\n' +
       '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS',
     options: {
       ...dataDirOption,
@@ -41,8 +43,16 @@ const COMMANDS: Record<string, Command> = {
       'external-url': { type: 'string' },
       'no-rate-limits': { type: 'boolean' },
       synchronous: { type: 'string' },
+      demo: { type: 'boolean' },
+      'ready-file': { type: 'string' },
     },
     run: serve,
+  },
+  zuliprc: {
+    summary: "print a zuliprc ([api] email, key, site) for a user",
+    usage: 'parley zuliprc --data-dir DIR --email EMAIL [--site URL]',
+    options: { ...dataDirOption, email: { type: 'string' }, site: { type: 'string' } },
+    run: (v) => zuliprc(openExisting(v), v),
   },
   init: {
     summary: 'create the organization and its owner; prints one JSON line with the credentials',
@@ -152,6 +162,8 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     config.synchronous = values.synchronous;
   }
   const app = createApp(config);
+  let readyEmails: readonly string[] = values.demo ? DEMO_USERS.map((u) => u.email) : [];
+  if (values.demo && !findRealm(app.db)) seedDemo(app);
   if (!findRealm(app.db)) {
     // First start on an empty data dir: create an organization and tell its owner how to log in, once.
     const password = randomAlnum(16);
@@ -162,10 +174,10 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
       `parley: created a new organization in ${config.dataDir}\n` +
         `parley: owner login: ${email} / password ${password} / API key ${owner.apiKey}\n`,
     );
+    readyEmails = [email];
   }
   const server = await startServer(app, allRoutes, config.host, config.port);
   startRetentionJob(app);
-  startScheduledDelivery(app);
   if (!config.externalUrl) app.publicUrl = server.url;
   // Handlers go in before the ready line: a supervisor may signal as soon as it reads it.
   const stopped = new Promise<number>((resolve) => {
@@ -186,6 +198,8 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     process.once('SIGTERM', stop);
   });
   process.stdout.write(`listening on ${server.url}\n`);
+  // The ready file appears only once the server answers (it is listening: uWS accepts from here on).
+  if (typeof values['ready-file'] === 'string') writeReadyFile(values['ready-file'], readyInfo(app, server.url, readyEmails));
   return stopped;
 }
 

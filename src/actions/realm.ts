@@ -9,7 +9,8 @@ import { doCreateUser, type CreatedUser } from './users';
 export interface NewRealm {
   name: string;
   ownerEmail: string;
-  ownerPassword: string;
+  /** null: no password (the demo sets a precomputed hash itself). */
+  ownerPassword: string | null;
   ownerFullName: string;
   stringId?: string;
 }

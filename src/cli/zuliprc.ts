@@ -1,0 +1,31 @@
+// `parley zuliprc --data-dir DIR --email EMAIL [--site URL]`: prints the zuliprc the Zulip clients
+// (python-zulip-api, zulip-js, zulip-terminal) read: [api] email, key and site.
+import type { App } from '../app';
+import { DEFAULT_PORT } from '../config';
+import { findRealm } from '../lib/realm';
+import { findUserByEmail } from '../lib/users';
+
+/** Writes the zuliprc of the user named by --email to stdout; closes `app`. Resolves to the exit code. */
+export function zuliprc(app: App, values: Record<string, string | boolean | undefined>): number {
+  try {
+    const email = values.email;
+    if (typeof email !== 'string' || email === '') {
+      process.stderr.write('parley: --email is required\nusage: parley zuliprc --data-dir DIR --email EMAIL [--site URL]\n');
+      return 2;
+    }
+    const realm = findRealm(app.db);
+    const user = realm ? findUserByEmail(app.db, realm.id, email) : null;
+    if (!user || !user.is_active) {
+      process.stderr.write(`parley: no active user ${email}\n`);
+      return 1;
+    }
+    const site =
+      typeof values.site === 'string'
+        ? values.site.replace(/\/+$/, '')
+        : (app.config.externalUrl ?? `http://${app.config.host}:${app.config.port || DEFAULT_PORT}`);
+    process.stdout.write(`[api]\nemail=${user.email}\nkey=${user.api_key}\nsite=${site}\n`);
+    return 0;
+  } finally {
+    app.close();
+  }
+}
