@@ -9,6 +9,8 @@ type CommitHook = (committed: boolean) => void;
 
 export class WriteBatch {
   private open = false;
+  /** Whether a write has run in the open batch (replies must then wait for the commit). */
+  private dirty = false;
   /** Hooks of finished writes and replies, run after COMMIT. */
   private hooks: CommitHook[] = [];
   /** Hooks registered by the writes still running, innermost last. */
@@ -43,6 +45,7 @@ export class WriteBatch {
   /** Runs `fn` atomically inside this turn's batch; throws (after rolling back its part) if fn throws. */
   write<T>(fn: () => T): T {
     this.begin();
+    this.dirty = true;
     this.db.exec('SAVEPOINT w');
     this.pending.push([]);
     let result: T;
@@ -68,9 +71,12 @@ export class WriteBatch {
     list.push((ok) => ok && cb());
   }
 
-  /** Runs `cb(committed)` once the current batch has committed (at once if none is open). */
+  /**
+   * Runs `cb(committed)` once the current batch has committed; at once if none is open or nothing
+   * has been written in it yet (then the reply can only show committed data).
+   */
   afterCommit(cb: CommitHook): void {
-    if (this.open) this.hooks.push(cb);
+    if (this.open && this.dirty) this.hooks.push(cb);
     else cb(true);
   }
 
@@ -92,6 +98,7 @@ export class WriteBatch {
       for (const fn of this.failureListeners) fn();
     }
     this.open = false;
+    this.dirty = false;
     const hooks = this.hooks;
     this.hooks = [];
     for (const hook of hooks) {

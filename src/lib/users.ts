@@ -96,9 +96,18 @@ export function accessUserById(
 
 /** Gravatar URL, as Zulip builds it for users without an uploaded avatar. */
 export function avatarUrl(u: UserRow): string {
-  const hash = crypto.createHash('md5').update(u.delivery_email.toLowerCase()).digest('hex');
+  const email = u.delivery_email.toLowerCase();
+  let hash = gravatarHashes.get(email);
+  if (hash === undefined) {
+    hash = crypto.createHash('md5').update(email).digest('hex');
+    if (gravatarHashes.size >= 10_000) gravatarHashes.clear();
+    gravatarHashes.set(email, hash);
+  }
   return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${u.avatar_version}`;
 }
+
+// md5 of an address never changes: remember it (bounded) rather than hash on every request.
+const gravatarHashes = new Map<string, string>();
 
 /** ISO 8601 with a UTC offset, as Django serialises date_joined. */
 export function isoTime(seconds: number): string {
