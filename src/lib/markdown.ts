@@ -3,8 +3,8 @@
 // extras that Zulip lacks turned off. Raw HTML is never passed through: markdown-it runs with
 // html:false, every attribute and text we build is escaped, and links go through Zulip's URL
 // sanitiser. The library is DB-free: the caller supplies lookups in a RenderContext.
-import katex from 'katex';
-import MarkdownIt from 'markdown-it';
+import type Katex from 'katex';
+import type MarkdownIt from 'markdown-it';
 import TLDS from 'tlds';
 import { EMOTICON_CONVERSIONS, emojiCodeForString, emojiNameForCode, unicodeEmojiCode, ZULIP_EMOJI_URL } from './emoji';
 
@@ -521,7 +521,7 @@ function tex(state: StateInline, silent: boolean): boolean {
 
 function renderTex(body: string, displayMode: boolean): string | null {
   try {
-    return katex.renderToString(body, { displayMode, throwOnError: true, strict: 'ignore', trust: false, output: 'htmlAndMathml' });
+    return loadKatex().renderToString(body, { displayMode, throwOnError: true, strict: 'ignore', trust: false, output: 'htmlAndMathml' });
   } catch {
     return null;
   }
@@ -921,7 +921,8 @@ function ruleFn<T>(ruler: MarkdownIt.Ruler<T>, name: string): T {
 }
 
 function buildMarkdownIt(): MarkdownIt {
-  const md = new MarkdownIt('default', { html: false, breaks: true, linkify: false, typographer: false });
+  const MarkdownItClass = require('markdown-it') as typeof MarkdownIt;
+  const md = new MarkdownItClass('default', { html: false, breaks: true, linkify: false, typographer: false });
   // zulip-compat: Zulip has no setext headings, reference links, images, <autolinks>, or
   // backslash escapes; raw HTML is off.
   md.disable(['lheading', 'reference', 'image', 'autolink', 'escape', 'html_block', 'html_inline', 'fence', 'strikethrough']);
@@ -1114,7 +1115,14 @@ function fixStrongEm(children: Token[]): void {
   }
 }
 
-const md = buildMarkdownIt();
+// markdown-it and KaTeX load on first use: a server that renders nothing (or not yet) starts faster
+// and smaller.
+let mdInstance: MarkdownIt | null = null;
+const getMd = (): MarkdownIt => (mdInstance ??= buildMarkdownIt());
+let katexModule: typeof Katex | null = null;
+function loadKatex(): typeof Katex {
+  return (katexModule ??= require('katex') as typeof Katex);
+}
 
 // Zulip's MarkdownListPreprocessor: a list directly under a paragraph (or a list of the other
 // kind) still starts a list, so insert the blank line Markdown wants. Zulip also nests list
@@ -1254,6 +1262,7 @@ export function renderMarkdown(content: string, ctx: RenderContext): RenderResul
   };
   try {
     env.linkifiers = linkifiersFor(ctx);
+    const md = getMd();
     const tokens = md.parse(preprocess(source), env);
     collectLinks(tokens, ctx, result);
     result.html = md.renderer.render(tokens, md.options, env).replace(/\n+$/, '');
