@@ -135,5 +135,19 @@ export const errors = {
     }),
   badEventQueueId: (queueId: string) =>
     new JsonableError('Bad event queue ID: {queue_id}', { code: 'BAD_EVENT_QUEUE_ID', data: { queue_id: queueId } }),
+  /** POST /invites: some or all invitations not sent (Zulip's InvitationError; always all four keys). */
+  invitationFailed: (
+    template: string,
+    opts: { errors?: [string, string, boolean][]; sentInvitations: boolean; dailyLimitReached?: boolean; licenseLimitReached?: boolean },
+  ) =>
+    new JsonableError(template, {
+      code: 'INVITATION_FAILED',
+      data: {
+        errors: opts.errors ?? [],
+        sent_invitations: opts.sentInvitations,
+        license_limit_reached: opts.licenseLimitReached ?? false,
+        daily_limit_reached: opts.dailyLimitReached ?? false,
+      },
+    }),
   internal: () => new JsonableError('Internal server error', { code: 'INTERNAL_SERVER_ERROR', status: 500 }),
 };
