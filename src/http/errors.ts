@@ -150,4 +150,11 @@ export const errors = {
       },
     }),
   internal: () => new JsonableError('Internal server error', { code: 'INTERNAL_SERVER_ERROR', status: 500 }),
+  realmUploadQuota: () =>
+    new JsonableError("Upload would exceed your organization's upload quota.", { code: 'REALM_UPLOAD_QUOTA' }),
+  pushServiceNotConfigured: () =>
+    new JsonableError('Server is not configured to use push notification service.', { code: 'PUSH_SERVICE_NOT_CONFIGURED' }),
+  invalidPushDeviceToken: () => new JsonableError('Device not recognized', { code: 'INVALID_PUSH_DEVICE_TOKEN' }),
+  invalidRemotePushDeviceToken: () =>
+    new JsonableError('Device not recognized by the push bouncer', { code: 'INVALID_REMOTE_PUSH_DEVICE_TOKEN' }),
 };

@@ -1,4 +1,5 @@
 // What a route declares: method, path, who may call it, its parameters and a short handler.
+import type { Readable } from 'node:stream';
 import type { App } from '../app';
 import type { UserRow } from '../lib/users';
 import type { ParamSpec, ParsedParams } from './params';
@@ -28,6 +29,11 @@ export interface Ctx<V, U> {
   url: string;
   ip: string;
   files: UploadedFile[];
+  /**
+   * The raw request body as a stream with backpressure (routes declared `rawBody: true`; null
+   * otherwise). It errors if the client goes away mid-body.
+   */
+  body: Readable | null;
   /** Reports a parameter as ignored (e.g. PATCH /settings for an unchanged value). */
   ignore(name: string): void;
 }
@@ -41,7 +47,17 @@ export class Reply {
   ) {}
 }
 
-export type HandlerResult = Record<string, unknown> | Reply;
+/** A reply whose body is streamed from a file on disk (downloads), never read whole into memory. */
+export class FileReply {
+  constructor(
+    readonly status: number,
+    readonly headers: Record<string, string>,
+    readonly path: string,
+    readonly size: number,
+  ) {}
+}
+
+export type HandlerResult = Record<string, unknown> | Reply | FileReply;
 
 export interface RouteDef<S extends ParamSpec, U> {
   method: Method;
@@ -50,6 +66,10 @@ export interface RouteDef<S extends ParamSpec, U> {
   params?: S;
   /** Accept multipart file parts (streamed to temporary files). */
   files?: boolean;
+  /** Don't parse the body: hand it to the handler as `ctx.body` (tus PATCH). Parameters come from the query only. */
+  rawBody?: boolean;
+  /** Extra headers for the automatic OPTIONS answer on this path (tus discovery). */
+  optionsHeaders?: (app: App) => Record<string, string>;
   handle(ctx: Ctx<ParsedParams<S>, U>): HandlerResult | Promise<HandlerResult>;
 }
 

@@ -4,6 +4,7 @@
 // unless a handler is itself async (uploads).
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import type { App } from '../app';
 import { loadUws } from '../native';
@@ -14,7 +15,7 @@ import { errors, JsonableError } from './errors';
 import { MultipartParser } from './multipart';
 import { readParams } from './params';
 import { rateLimitHeaders, RULES } from './ratelimit';
-import { Reply, type AnyRoute, type Ctx, type UploadedFile } from './route';
+import { FileReply, Reply, type AnyRoute, type Ctx, type UploadedFile } from './route';
 import { recorderFromEnv } from './record';
 import { Router } from './router';
 import { parseUrlencoded, parseUrlencodedBody } from './urlencoded';
@@ -64,6 +65,10 @@ interface Pending {
   extraHeaders: Record<string, string>;
   /** The matched route's pattern (for the response recorder). */
   route?: string;
+  /** A raw body (rawBody routes) not yet read to its end: the reply must close the connection. */
+  bodyUnread?: boolean;
+  /** Run when the client goes away (stop streaming a file, fail a raw body stream). */
+  onAbort?: (() => void)[];
 }
 
 export interface Server {
@@ -112,6 +117,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     inFlight++;
     res.onAborted(() => {
       p.aborted = true;
+      for (const fn of p.onAbort?.splice(0) ?? []) fn();
       finish(p);
     });
     try {
@@ -132,6 +138,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
 
   function write(p: Pending, status: number, headers: Record<string, string>, body: string | Buffer, close = false): void {
     if (p.aborted || p.done) return;
+    close ||= p.bodyUnread === true;
     if (record && p.route && typeof body === 'string') record(p.method, p.route, status, body);
     p.res.cork(() => {
       p.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`.trim());
@@ -175,7 +182,9 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
       const allowed = router.match('__none__', p.url);
       const methods = allowed.kind === 'method' ? allowed.allowed : match.kind === 'found' ? ['GET'] : [];
       if (methods.length === 0) throw errors.notFound();
-      write(p, 204, { Allow: [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])].join(', ') }, '');
+      const any = router.match(methods[0], p.url);
+      const extra = any.kind === 'found' ? (any.handler.optionsHeaders?.(app) ?? {}) : {};
+      write(p, 204, { ...extra, Allow: [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])].join(', ') }, '');
       return;
     }
     if (match.kind === 'none') throw errors.notFound();
@@ -205,6 +214,10 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     }
 
     const form = parseUrlencoded(p.query);
+    if (route.rawBody) {
+      run(p, route, match.params, user, form, [], BODY_METHODS.has(p.method) ? openRawBody(p) : null);
+      return;
+    }
     if (!BODY_METHODS.has(p.method)) {
       run(p, route, match.params, user, form, []);
       return;
@@ -216,6 +229,119 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
         run(p, route, match.params, user, form, files);
       })
       .catch((err) => sendError(p, err, user, true));
+  }
+
+  /**
+   * The request body as a Readable with backpressure: uWS pauses while the consumer lags. Called
+   * synchronously in the request callback (uWS wants onData registered before it returns).
+   */
+  function openRawBody(p: Pending): Readable {
+    let paused = false;
+    const stream = new Readable({
+      highWaterMark: 1024 * 1024,
+      read() {
+        if (paused && !p.aborted && !p.done) {
+          paused = false;
+          p.res.resume();
+        }
+      },
+    });
+    const declared = Number(p.headers['content-length'] ?? '0');
+    const chunked = /chunked/i.test(p.headers['transfer-encoding'] ?? '');
+    if (declared === 0 && !chunked) {
+      stream.push(null);
+      return stream;
+    }
+    p.bodyUnread = true;
+    (p.onAbort ??= []).push(() => stream.destroy(new Error('client went away')));
+    p.res.onData((ab, isLast) => {
+      if (stream.destroyed) return;
+      const more = stream.push(Buffer.from(ab.slice(0))); // uWS reuses the buffer: copy it
+      if (isLast) {
+        p.bodyUnread = false;
+        stream.push(null);
+      } else if (!more && !paused && !p.aborted) {
+        paused = true;
+        p.res.pause();
+      }
+    });
+    return stream;
+  }
+
+  /** Streams a file as the reply body, only as fast as the client reads it (tryEnd/onWritable). */
+  function sendFile(p: Pending, r: FileReply): void {
+    if (p.aborted || p.done) return;
+    const headers = { ...p.extraHeaders, ...r.headers };
+    let headWritten = false;
+    const writeHead = () => {
+      headWritten = true;
+      p.res.writeStatus(`${r.status} ${STATUS_TEXT[r.status] ?? ''}`.trim());
+      for (const [k, v] of Object.entries(headers)) p.res.writeHeader(k, v);
+    };
+    if (p.method === 'HEAD' || r.size === 0) {
+      p.res.cork(() => {
+        writeHead();
+        if (p.method === 'HEAD') p.res.endWithoutBody(r.size);
+        else p.res.end('');
+      });
+      finish(p);
+      return;
+    }
+    const rs = fs.createReadStream(r.path, { highWaterMark: 256 * 1024, start: 0, end: r.size - 1 });
+    (p.onAbort ??= []).push(() => rs.destroy());
+    const fail = (err: unknown) => {
+      rs.destroy();
+      if (p.aborted || p.done) return;
+      console.error('parley: streaming a file failed', err);
+      if (!headWritten) write(p, 500, JSON_HEADERS, JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' }));
+      else {
+        p.res.close();
+        finish(p);
+      }
+    };
+    rs.on('error', fail);
+    // Ending before the promised length was sent: the file shrank under us.
+    let waiting = false;
+    let ended = false;
+    rs.on('end', () => {
+      ended = true;
+      if (!waiting) fail(new Error('file shorter than its recorded size'));
+    });
+    rs.on('data', (data: Buffer | string) => {
+      const chunk = data as Buffer;
+      if (p.aborted || p.done) {
+        rs.destroy();
+        return;
+      }
+      let ok = false;
+      let done = false;
+      let base = 0;
+      p.res.cork(() => {
+        if (!headWritten) writeHead();
+        base = p.res.getWriteOffset();
+        [ok, done] = p.res.tryEnd(chunk, r.size);
+      });
+      if (done) {
+        finish(p);
+        rs.destroy();
+      } else if (!ok) {
+        rs.pause();
+        waiting = true;
+        p.res.onWritable((offset) => {
+          if (p.aborted || p.done) return true;
+          const [ok2, done2] = p.res.tryEnd(chunk.subarray(offset - base), r.size);
+          if (done2) {
+            finish(p);
+            rs.destroy();
+          } else if (ok2) {
+            waiting = false;
+            if (ended) fail(new Error('file shorter than its recorded size'));
+            else rs.resume();
+          }
+          return ok2;
+        });
+      }
+    });
   }
 
   function readBody(
@@ -314,6 +440,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     user: UserRow | null,
     form: Map<string, string>,
     files: UploadedFile[],
+    body: Readable | null = null,
   ): void {
     for (const f of files) if (!p.tempFiles.includes(f.path)) p.tempFiles.push(f.path);
     try {
@@ -330,12 +457,20 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
         url: p.url,
         ip: p.ip,
         files,
+        body,
         ignore: (name) => extraIgnored.push(name),
       };
       const result = route.handle(ctx);
       const respond = (r: Awaited<typeof result>) => {
         if (r instanceof Reply) {
           reply(p, r.status, r.headers, r.body);
+          return;
+        }
+        if (r instanceof FileReply) {
+          app.batch.afterCommit((committed) => {
+            if (committed) sendFile(p, r);
+            else write(p, 500, JSON_HEADERS, JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' }));
+          });
           return;
         }
         const ignored = new Set(extraIgnored);
