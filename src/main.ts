@@ -49,12 +49,6 @@ const COMMANDS: Record<string, Command> = {
     },
     run: serve,
   },
-  zuliprc: {
-    summary: "print a zuliprc ([api] email, key, site) for a user",
-    usage: 'parley zuliprc --data-dir DIR --email EMAIL [--site URL]',
-    options: { ...dataDirOption, email: { type: 'string' }, site: { type: 'string' } },
-    run: (v) => zuliprc(openExisting(v), v),
-  },
   init: {
     summary: 'create the organization and its owner; prints one JSON line with the credentials',
     usage: 'parley init --data-dir DIR --realm-name NAME --email EMAIL --password PW [--full-name NAME]',
@@ -84,6 +78,12 @@ const COMMANDS: Record<string, Command> = {
     usage: 'parley backup --data-dir DIR FILE',
     options: dataDirOption,
     run: () => 0, // replaced below: needs positionals
+  },
+  zuliprc: {
+    summary: "print a zuliprc ([api] email, key, site) for a user",
+    usage: 'parley zuliprc --data-dir DIR --email EMAIL [--site URL]',
+    options: { ...dataDirOption, email: { type: 'string' }, site: { type: 'string' } },
+    run: (v) => zuliprc(openExisting(v), v),
   },
 };
 

@@ -12,13 +12,15 @@ commands:
   deactivate-realm   deactivate the organization (server stopped)
   reactivate-realm   reactivate the organization (server stopped)
   backup             copy the database consistently with SQLite's online backup (works while serving)
+  zuliprc            print a zuliprc ([api] email, key, site) for a user
 
 parley --version     print the version
 parley <command> --help
 `;
 
 const SERVE_USAGE =
-  'usage: parley serve [--data-dir DIR] [--host HOST] [--port PORT] [--external-url URL] [--no-rate-limits] [--synchronous normal|full]\n' +
+  'usage: parley serve [--data-dir DIR|:memory:] [--host HOST] [--port PORT] [--external-url URL] [--no-rate-limits] [--synchronous normal|full]\n' +
+  '             [--demo] [--ready-file PATH]\n' +
   '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS\n';
 const INIT_USAGE = 'usage: parley init --data-dir DIR --realm-name NAME --email EMAIL --password PW [--full-name NAME]\n';
 
@@ -42,6 +44,7 @@ describe('parley <command> --help', () => {
       ['deactivate-realm', 'usage: parley deactivate-realm --data-dir DIR\n'],
       ['reactivate-realm', 'usage: parley reactivate-realm --data-dir DIR\n'],
       ['backup', 'usage: parley backup --data-dir DIR FILE\n'],
+      ['zuliprc', 'usage: parley zuliprc --data-dir DIR --email EMAIL [--site URL]\n'],
     ];
     const results = await Promise.all(cases.map(([cmd]) => runCli([cmd, '--help'])));
     cases.forEach(([cmd, usage], i) => {
