@@ -3,11 +3,17 @@ import type { AnyRoute } from '../http/route';
 import { botStorageRoutes } from './bot-storage';
 import { botRoutes } from './bots';
 import { channelRoutes } from './channels';
+import { draftRoutes } from './drafts';
 import { eventRoutes } from './events';
+import { inviteRoutes } from './invites';
+import { pageRoutes } from './pages';
+import { linkifierRoutes } from './linkifiers';
 import { messageRoutes } from './messages';
+import { presenceRoutes } from './presence';
 import { profileFieldRoutes } from './profile-fields';
 import { scheduledMessageRoutes } from './scheduled-messages';
 import { serverRoutes } from './server';
+import { settingsRoutes } from './settings';
 import { typingRoutes } from './typing';
 import { userGroupRoutes } from './user-groups';
 import { userRoutes } from './users';
@@ -15,4 +21,6 @@ import { userRoutes } from './users';
 export const allRoutes: readonly AnyRoute[] = [
   ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes,
   ...userGroupRoutes, ...botRoutes, ...botStorageRoutes, ...profileFieldRoutes,
-  ...typingRoutes, ...scheduledMessageRoutes];
+  ...typingRoutes, ...scheduledMessageRoutes,
+  ...settingsRoutes, ...draftRoutes, ...presenceRoutes, ...linkifierRoutes,
+  ...inviteRoutes, ...pageRoutes];

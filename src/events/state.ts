@@ -22,6 +22,8 @@ import type { App } from '../app';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { nowSeconds } from '../lib/clock';
+import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
+import { presencesForUser } from '../lib/presence';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { avatarUrl, formatUser, isAdmin, isBot, isGuest, isOwner, type UserRow } from '../lib/users';
 import { ROLE } from '../lib/roles';
@@ -713,12 +715,7 @@ registerStateProvider('update_global_notifications', (_app, user, opts) => {
 registerStateProvider('realm_linkifiers', (app, user, opts) => {
   // zulip-compat: clients that cannot read URL templates get an empty list (Zulip FL 176).
   if (!opts.capabilities.linkifier_url_template) return { realm_linkifiers: [] };
-  const rows = stmt(app.db, 'SELECT id, pattern, url_template FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(user.realm_id) as {
-    id: number;
-    pattern: string;
-    url_template: string;
-  }[];
-  return { realm_linkifiers: rows.map((r) => ({ pattern: r.pattern, url_template: r.url_template, id: r.id })) };
+  return { realm_linkifiers: listLinkifiers(app.db, user.realm_id).map(formatLinkifier) };
 });
 
 // zulip-compat: the legacy realm_filters list is always empty (its URL format strings are gone).
@@ -809,60 +806,17 @@ registerStateProvider('giphy', () => ({ giphy_api_key: '' }));
 
 // ---- presence and status ------------------------------------------------------------------------------
 
-/** Zulip's PRESENCE_LEGACY_EVENT_OFFSET_FOR_ACTIVITY_SECONDS: "active" if active this close to the last connection. */
-const LEGACY_ACTIVITY_OFFSET_SECONDS = 70;
-const DEFAULT_PRESENCE_HISTORY_DAYS = 14;
-
 registerStateProvider('presence', (app, user, opts) => {
-  const realm = realmOf(app, user, opts);
+  // The presence area's query (src/lib/presence.ts): same formats, window and access limits as
+  // POST /users/me/presence.
   const modern = opts.slimPresence || opts.capabilities.simplified_presence_events;
-  const nowMs = app.clock.nowMs();
-  const server_timestamp = nowMs / 1000;
-  if (extraSettings(realm).presence_disabled === true) return { presences: {}, presence_last_update_id: -1, server_timestamp };
-  const days = opts.presenceHistoryLimitDays ?? DEFAULT_PRESENCE_HISTORY_DAYS;
-  const since = nowSeconds(app.clock) - days * 86400;
-  const rows = stmt(
-    app.db,
-    `SELECT p.user_id, p.last_active_time, p.last_connected_time, p.last_update_id, u.email
-     FROM presence p JOIN user u ON u.id = p.user_id
-     WHERE p.realm_id = ? AND u.is_active = 1 AND u.bot_type IS NULL AND u.presence_enabled = 1
-       AND max(coalesce(p.last_active_time, 0), coalesce(p.last_connected_time, 0)) >= ?
-     ORDER BY p.user_id`,
-  ).all(user.realm_id, since) as {
-    user_id: number;
-    last_active_time: number | null;
-    last_connected_time: number | null;
-    last_update_id: number;
-    email: string;
-  }[];
-  const presences: Record<string, unknown> = {};
-  let lastUpdateId = -1;
-  for (const r of rows) {
-    lastUpdateId = Math.max(lastUpdateId, r.last_update_id);
-    if (modern) {
-      const entry: Record<string, number> = {};
-      if (r.last_active_time !== null) entry.active_timestamp = r.last_active_time;
-      if (r.last_connected_time !== null) entry.idle_timestamp = r.last_connected_time;
-      presences[String(r.user_id)] = entry;
-    } else {
-      presences[r.email] = legacyPresence(r.last_active_time, r.last_connected_time);
-    }
-  }
-  return { presences, presence_last_update_id: lastUpdateId, server_timestamp };
+  const { presences, presence_last_update_id } = presencesForUser(app, user, {
+    modern,
+    lastUpdateId: null,
+    historyLimitDays: opts.presenceHistoryLimitDays,
+  });
+  return { presences, presence_last_update_id, server_timestamp: app.clock.nowMs() / 1000 };
 });
-
-/** Zulip's legacy presence entry for one user: "website" plus the same as "aggregated". */
-export function legacyPresence(lastActive: number | null, lastConnected: number | null): Record<string, unknown> {
-  const active = lastActive ?? 0;
-  const connected = lastConnected ?? active;
-  const isActive = lastActive !== null && active + LEGACY_ACTIVITY_OFFSET_SECONDS >= connected;
-  const status = isActive ? 'active' : 'idle';
-  const timestamp = isActive ? active : connected;
-  return {
-    website: { client: 'website', status, timestamp, pushable: false },
-    aggregated: { client: 'website', status, timestamp },
-  };
-}
 
 registerStateProvider('user_status', (app, user) => {
   const rows = stmt(

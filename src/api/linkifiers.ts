@@ -1,0 +1,70 @@
+// Linkifiers: GET /realm/linkifiers, POST /realm/filters, PATCH/DELETE /realm/filters/{filter_id},
+// PATCH /realm/linkifiers (reorder).
+import * as v from 'valibot';
+import { doAddLinkifier, doRemoveLinkifier, doReorderLinkifiers, doUpdateLinkifier } from '../actions/linkifiers';
+import { p, zInt, zStr } from '../http/params';
+import { route, type AnyRoute } from '../http/route';
+import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
+
+const linkifierParams = {
+  pattern: p.str(),
+  url_template: p.str(),
+  example_input: p.str().optional(),
+  reverse_template: p.str().optional(),
+  alternative_url_templates: p.json(v.array(zStr())).optional(),
+};
+
+type LinkifierParams = { pattern: string; url_template: string; example_input?: string; reverse_template?: string; alternative_url_templates?: string[] };
+
+const toInput = (params: LinkifierParams) => ({
+  pattern: params.pattern,
+  urlTemplate: params.url_template,
+  exampleInput: params.example_input,
+  reverseTemplate: params.reverse_template,
+  alternativeUrlTemplates: params.alternative_url_templates,
+});
+
+export const linkifierRoutes: AnyRoute[] = [
+  route({
+    method: 'GET',
+    path: '/api/v1/realm/linkifiers',
+    auth: 'user',
+    handle: ({ app, user }) => ({ linkifiers: listLinkifiers(app.db, user.realm_id).map(formatLinkifier) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/realm/filters',
+    auth: 'user',
+    params: linkifierParams,
+    handle: ({ app, user, params }) => ({ id: doAddLinkifier(app, user, toInput(params)) }),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/v1/realm/filters/{filter_id:int}',
+    auth: 'user',
+    params: linkifierParams,
+    handle({ app, user, params, path }) {
+      doUpdateLinkifier(app, user, Number(path.filter_id), toInput(params));
+      return {};
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/v1/realm/filters/{filter_id:int}',
+    auth: 'user',
+    handle({ app, user, path }) {
+      doRemoveLinkifier(app, user, Number(path.filter_id));
+      return {};
+    },
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/v1/realm/linkifiers',
+    auth: 'user',
+    params: { ordered_linkifier_ids: p.json(v.array(zInt())) },
+    handle({ app, user, params }) {
+      doReorderLinkifiers(app, user, params.ordered_linkifier_ids);
+      return {};
+    },
+  }),
+];
