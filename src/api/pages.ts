@@ -1,0 +1,200 @@
+// The few HTML pages Parley serves itself: sign-up through an invitation link, web login and logout,
+// and the "you're in" page. Forms post to the same origin; a request whose Origin header names
+// another site is refused (the SameSite=Lax cookie already keeps cross-site posts from carrying it).
+import { checkInvitationKey, doAcceptInvitation, InvitationUnusable } from '../actions/invites';
+import { doCreateSession, doDeleteSession, doPasswordLogin, SESSION_SECONDS } from '../actions/sessions';
+import { authenticateSession, readCookie, SESSION_COOKIE } from '../http/auth';
+import { JsonableError } from '../http/errors';
+import { p } from '../http/params';
+import { publicRoute, Reply } from '../http/route';
+import type { App } from '../app';
+import { html, page, PAGE_HEADERS, type SafeHtml } from '../lib/html';
+import type { UserRow } from '../lib/users';
+
+function htmlReply(status: number, title: string, body: SafeHtml, headers: Record<string, string> = {}): Reply {
+  return new Reply(status, { ...PAGE_HEADERS, ...headers }, page(title, body));
+}
+
+function redirect(location: string, headers: Record<string, string> = {}): Reply {
+  return new Reply(303, { ...PAGE_HEADERS, Location: location, ...headers }, '');
+}
+
+const secure = (app: App) => app.publicUrl.startsWith('https:');
+
+function sessionCookie(app: App, token: string): string {
+  return `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${SESSION_SECONDS}${secure(app) ? '; Secure' : ''}`;
+}
+
+function clearedCookie(app: App): string {
+  return `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0${secure(app) ? '; Secure' : ''}`;
+}
+
+/** Whether a form post comes from our own pages: no Origin header (older clients), or our origin. */
+export function sameOrigin(app: App, headers: Record<string, string>): boolean {
+  const origin = headers.origin;
+  if (origin === undefined) return true;
+  const allowed = new Set<string>();
+  try {
+    allowed.add(new URL(app.publicUrl).origin);
+  } catch {
+    // an unparsable public URL allows only the Host header's origin
+  }
+  if (headers.host) {
+    allowed.add(`http://${headers.host}`);
+    allowed.add(`https://${headers.host}`);
+  }
+  return allowed.has(origin);
+}
+
+const forbidden = () =>
+  htmlReply(403, 'Request refused', html`<p class="error">This form was submitted from another site, so it was not accepted.</p>`);
+
+const errorBox = (message: string | null) => (message ? html`<p class="error" role="alert">${message}</p>` : '');
+
+// --- sign-up ------------------------------------------------------------------------------------------
+
+const UNUSABLE: Record<InvitationUnusable['state'], { status: number; title: string; text: string }> = {
+  missing: { status: 404, title: 'Invitation not found', text: 'This invitation link is not valid. Check that you copied the whole link from the email.' },
+  expired: { status: 410, title: 'Invitation expired', text: 'This invitation link has expired. Ask the person who invited you for a new one.' },
+  revoked: { status: 410, title: 'Invitation revoked', text: 'This invitation was revoked. Ask the organization for a new one.' },
+  used: { status: 410, title: 'Invitation already used', text: 'This invitation has already been used to create an account. Log in instead.' },
+  realm_deactivated: { status: 410, title: 'Organization deactivated', text: 'This organization has been deactivated.' },
+};
+
+function unusablePage(err: InvitationUnusable): Reply {
+  const u = UNUSABLE[err.state];
+  return htmlReply(u.status, u.title, html`<p>${u.text}</p><p><a href="/login">Log in</a></p>`);
+}
+
+interface SignUpForm {
+  email: string;
+  fullName: string;
+}
+
+function signUpPage(app: App, key: string, status: number, error: string | null, form: SignUpForm): Reply {
+  let state;
+  try {
+    state = checkInvitationKey(app, key);
+  } catch (err) {
+    if (err instanceof InvitationUnusable) return unusablePage(err);
+    throw err;
+  }
+  const { invitation, realm, referrer } = state;
+  const emailField = invitation.multiuse
+    ? html`<label for="email">Email</label><input id="email" name="email" type="email" required autocomplete="email" value="${form.email}">`
+    : html`<p>Email: <strong>${invitation.email}</strong></p>`;
+  const who = referrer && !invitation.multiuse ? html`<p>${referrer.full_name} invited you to join ${realm.name}.</p>` : html`<p>You are invited to join ${realm.name}.</p>`;
+  return htmlReply(
+    status,
+    `Join ${realm.name}`,
+    html`${who}${errorBox(error)}
+<form method="post" action="/join/${key}/">
+${emailField}
+<label for="full_name">Full name</label><input id="full_name" name="full_name" required maxlength="100" autocomplete="name" value="${form.fullName}">
+<label for="password">Password</label><input id="password" name="password" type="password" required minlength="6" autocomplete="new-password">
+<button type="submit">Create account</button>
+</form>`,
+  );
+}
+
+// --- login --------------------------------------------------------------------------------------------
+
+function loginPage(status: number, error: string | null, email = '', headers: Record<string, string> = {}): Reply {
+  return htmlReply(
+    status,
+    'Log in',
+    html`${errorBox(error)}
+<form method="post" action="/login">
+<label for="username">Email</label><input id="username" name="username" type="email" required autocomplete="username" value="${email}">
+<label for="password">Password</label><input id="password" name="password" type="password" required autocomplete="current-password">
+<button type="submit">Log in</button>
+</form>`,
+    headers,
+  );
+}
+
+function currentUser(app: App, cookie: string | undefined): UserRow | null {
+  try {
+    return authenticateSession(app, cookie);
+  } catch (err) {
+    if (err instanceof JsonableError) return null; // deactivated user or organization
+    throw err;
+  }
+}
+
+export const pageRoutes = [
+  publicRoute({
+    method: 'GET',
+    path: '/join/{key}',
+    handle: ({ app, path }) => signUpPage(app, path.key, 200, null, { email: '', fullName: '' }),
+  }),
+  publicRoute({
+    method: 'POST',
+    path: '/join/{key}',
+    params: { email: p.str().optional(), full_name: p.str().optional(), password: p.str().optional() },
+    handle({ app, path, params, headers }) {
+      if (!sameOrigin(app, headers)) return forbidden();
+      const form = { email: params.email ?? '', fullName: params.full_name ?? '' };
+      try {
+        const user = doAcceptInvitation(app, path.key, { email: params.email ?? null, fullName: form.fullName, password: params.password ?? '' });
+        const token = doCreateSession(app, user);
+        return redirect('/welcome', { 'Set-Cookie': sessionCookie(app, token) });
+      } catch (err) {
+        if (err instanceof InvitationUnusable) return unusablePage(err);
+        if (err instanceof JsonableError) return signUpPage(app, path.key, 400, err.message, form);
+        throw err;
+      }
+    },
+  }),
+  publicRoute({
+    method: 'GET',
+    path: '/login',
+    handle: () => loginPage(200, null),
+  }),
+  publicRoute({
+    method: 'POST',
+    path: '/login',
+    params: { username: p.str().alias('email').optional(), password: p.str().optional() },
+    handle({ app, params, headers }) {
+      if (!sameOrigin(app, headers)) return forbidden();
+      const email = (params.username ?? '').trim();
+      try {
+        const user = doPasswordLogin(app, email, params.password ?? '');
+        const token = doCreateSession(app, user);
+        return redirect('/welcome', { 'Set-Cookie': sessionCookie(app, token) });
+      } catch (err) {
+        if (!(err instanceof JsonableError)) throw err;
+        if (err.code === 'RATE_LIMIT_HIT') {
+          return loginPage(429, 'Too many failed attempts. Wait a few minutes, then try again.', email, { 'Retry-After': err.headers['Retry-After'] ?? '60' });
+        }
+        const status = err.code === 'AUTHENTICATION_FAILED' ? 401 : 403;
+        return loginPage(status, err.message, email);
+      }
+    },
+  }),
+  publicRoute({
+    method: 'POST',
+    path: '/logout',
+    handle({ app, headers }) {
+      if (!sameOrigin(app, headers)) return forbidden();
+      const token = readCookie(headers.cookie, SESSION_COOKIE);
+      if (token) doDeleteSession(app, token);
+      return redirect('/login', { 'Set-Cookie': clearedCookie(app) });
+    },
+  }),
+  publicRoute({
+    method: 'GET',
+    path: '/welcome',
+    handle({ app, headers }) {
+      const user = currentUser(app, headers.cookie);
+      if (!user) return redirect('/login');
+      return htmlReply(
+        200,
+        "You're in!",
+        html`<p>Welcome, ${user.full_name}. You are logged in as <strong>${user.delivery_email}</strong>.</p>
+<p>Open ${app.publicUrl} in a Zulip app to start chatting.</p>
+<form method="post" action="/logout"><button type="submit">Log out</button></form>`,
+      );
+    },
+  }),
+];
