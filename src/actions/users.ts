@@ -159,9 +159,10 @@ export function doUpdateUser(app: App, acting: UserRow, targetId: number, change
         throw errors.badRequest('The owner permission cannot be removed from the only organization owner.');
       }
       stmt(app.db, 'UPDATE user SET role = ? WHERE id = ?').run(change.role, target.id);
-      // Keep the system groups in step with the role (user_group remove_members/add_members events).
+      // As in Zulip, the realm_user event goes first, then the system groups' remove_members/add_members.
+      const person = { user_id: target.id, role: change.role };
+      app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'update', person }, activeUserIds(app, target.realm_id)));
       syncSystemGroupsForRole(app, target, target.role, change.role);
-      notify.push({ user_id: target.id, role: change.role });
     }
     // zulip-compat: an empty or all-whitespace full_name is ignored, not refused.
     if (change.fullName !== undefined && change.fullName.trim() !== '' && change.fullName !== target.full_name) {
