@@ -19,8 +19,9 @@ type LinkifierParams = { pattern: string; url_template: string; example_input?: 
 const toInput = (params: LinkifierParams) => ({
   pattern: params.pattern,
   urlTemplate: params.url_template,
-  exampleInput: params.example_input,
-  reverseTemplate: params.reverse_template,
+  // An empty string clears the optional fields (PATCH keeps those not given).
+  exampleInput: params.example_input === '' ? null : params.example_input,
+  reverseTemplate: params.reverse_template === '' ? null : params.reverse_template,
   alternativeUrlTemplates: params.alternative_url_templates,
 });
 

@@ -61,6 +61,16 @@ export function translatePattern(pattern: string): { source: string; flags: stri
   return { source, flags };
 }
 
+/** RE2's wording for the common mistakes (as Zulip reports them), else JavaScript's own message. */
+function re2Message(pattern: string, v8: string): string {
+  if (/Unterminated group/.test(v8)) return `missing ): ${pattern}`;
+  if (/Unmatched '\)'/.test(v8)) return `unexpected ): ${pattern}`;
+  if (/Unterminated character class/.test(v8)) return `missing ]: ${pattern.slice(pattern.lastIndexOf('['))}`;
+  const dup = /Duplicate capture group name/.test(v8) ? /\(\?P?<(\w+)>[\s\S]*\(\?P?<\1>/.exec(pattern) : null;
+  if (dup) return `duplicate capture group name: ${dup[1]}`;
+  return v8.replace(/^Invalid regular expression: /, '');
+}
+
 /** Compiles a linkifier pattern; throws Error with the regex engine's message when it is bad. */
 export function compilePattern(pattern: string): CompiledPattern {
   for (const [re, msg] of RE2_UNSUPPORTED) {
@@ -75,7 +85,7 @@ export function compilePattern(pattern: string): CompiledPattern {
     try {
       re = new RegExp(source, flags.replace('u', ''));
     } catch {
-      throw new Error((err as Error).message.replace(/^Invalid regular expression: /, ''));
+      throw new Error(re2Message(pattern, (err as Error).message));
     }
   }
   const groups: string[] = [];
