@@ -1,14 +1,17 @@
 // Uploads: storing a finished file as an attachment (POST /user_uploads and the last tus PATCH), and
 // deleting one. The bytes are already on disk in a temporary file; the action checks the limits,
 // moves the file into the store and records the row, then tells the owner (attachment events).
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
-import { errors } from '../http/errors';
+import { errors, JsonableError } from '../http/errors';
 import { nowSeconds } from '../lib/clock';
 import { getRealmById } from '../lib/realm';
 import type { UserRow } from '../lib/users';
 import { findAttachment, formatAttachment, uploadSpaceUsed, type AttachmentRow } from '../uploads/access';
+import { findTusUpload, tusDir, tusFile, tusState, TUS_EXPIRY_SECONDS, TUS_SWEEP_MS, TUS_VERSION, type TusRow } from '../uploads/tus';
 import { moveIntoStore, newPathId, pathIdName, removeFromStore, sanitizeName, uploadUrl } from '../uploads/store';
 
 /** The upload size limit in MiB for the user's organization (its own setting, else the server's). */
@@ -99,4 +102,168 @@ export function doDeleteAttachment(app: App, user: UserRow, id: number): void {
 /** Removes a temporary file (best effort). */
 export function discardTemp(file: string): void {
   fs.rm(file, { force: true }, () => undefined);
+}
+
+// ---- tus (resumable uploads) ---------------------------------------------------------------------
+
+const TUS_HEADERS = { 'Tus-Resumable': TUS_VERSION };
+
+/** A tus failure: the status tells the client what to do; the body is the usual error envelope. */
+export const tusError = (status: number, template: string, vars?: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  new JsonableError(template, { status, vars, headers: { ...TUS_HEADERS, ...headers } });
+
+/** The user's live upload `id`, or 404 (also for someone else's: never leak existence). */
+function accessTusUpload(app: App, user: UserRow, id: string): TusRow {
+  const row = /^[0-9a-f]{32}$/.test(id) ? findTusUpload(app.db, id) : null;
+  if (!row || row.user_id !== user.id) throw tusError(404, 'Upload not found');
+  if (row.expires < nowSeconds(app.clock)) throw tusError(410, 'Upload expired');
+  return row;
+}
+
+/** tus creation: checks the declared length against the limits, records the upload, makes its file. */
+export function doCreateTusUpload(app: App, user: UserRow, req: { length: number; fileName: string; contentType: string | null }): TusRow {
+  const max = maxUploadMib(app, user.realm_id);
+  if (req.length > max * 1024 * 1024) {
+    throw tusError(413, "File is larger than this server's configured maximum upload size ({max_size} MiB).", { max_size: max });
+  }
+  try {
+    checkQuota(app, user.realm_id, req.length);
+  } catch {
+    throw tusError(413, "Upload would exceed your organization's upload quota.");
+  }
+  startTusSweeper(app);
+  const id = crypto.randomBytes(16).toString('hex');
+  const now = nowSeconds(app.clock);
+  fs.mkdirSync(tusDir(app), { recursive: true });
+  fs.writeFileSync(tusFile(app, id), '', { mode: 0o600 });
+  return app.batch.write(() => {
+    stmt(
+      app.db,
+      `INSERT INTO tus_upload (id, realm_id, user_id, length, offset, file_name, content_type, created, expires)
+       VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?)`,
+    ).run(id, user.realm_id, user.id, req.length, req.fileName, req.contentType, now, now + TUS_EXPIRY_SECONDS);
+    return findTusUpload(app.db, id) as TusRow;
+  });
+}
+
+export interface TusProgress {
+  row: TusRow;
+  /** Set by the request that wrote the last byte: the stored attachment. */
+  completed: StoredUpload | null;
+}
+
+/**
+ * tus PATCH: appends `body` at `offset` (which must be the server's offset: 409 otherwise). Bytes are
+ * written as they arrive, one chunk at a time, so a slow disk slows the client down instead of
+ * filling memory; if the client goes away mid-body, what arrived is kept and the offset says so.
+ * The request that reaches Upload-Length stores the file as an attachment.
+ */
+export async function doTusAppend(app: App, user: UserRow, id: string, offset: number, body: Readable | null): Promise<TusProgress> {
+  const row = accessTusUpload(app, user, id);
+  const state = tusState(app);
+  if (state.busy.has(id)) throw tusError(423, 'Upload is locked by another request');
+  if (offset !== row.offset) throw tusError(409, 'Upload-Offset does not match the upload (server offset: {offset})', { offset: row.offset });
+  state.busy.add(id);
+  let written = 0;
+  let failure: unknown = null;
+  try {
+    const fh = await fs.promises.open(tusFile(app, id), 'r+');
+    try {
+      await fh.truncate(row.offset); // drop anything past the offset a broken request left behind
+      if (body) {
+        try {
+          for await (const data of body) {
+            const chunk = data as Buffer;
+            const room = row.length - row.offset - written;
+            if (chunk.length > room) {
+              if (room > 0) {
+                await fh.write(chunk, 0, room, row.offset + written);
+                written += room;
+              }
+              failure = tusError(413, 'The request body goes past Upload-Length');
+              break;
+            }
+            await fh.write(chunk, 0, chunk.length, row.offset + written);
+            written += chunk.length;
+          }
+        } catch (err) {
+          failure = err; // the client went away: keep what arrived
+        }
+      }
+    } finally {
+      await fh.close();
+    }
+    const now = nowSeconds(app.clock);
+    const newOffset = row.offset + written;
+    app.batch.write(() => {
+      stmt(app.db, 'UPDATE tus_upload SET offset = ?, expires = ? WHERE id = ?').run(newOffset, now + TUS_EXPIRY_SECONDS, id);
+    });
+    if (failure) throw failure;
+    const updated = { ...row, offset: newOffset, expires: now + TUS_EXPIRY_SECONDS };
+    if (newOffset < row.length) return { row: updated, completed: null };
+    return { row: updated, completed: await completeTusUpload(app, user, updated) };
+  } finally {
+    state.busy.delete(id);
+  }
+}
+
+/** Stores a finished tus upload as an attachment and forgets the upload. */
+export async function completeTusUpload(app: App, user: UserRow, row: TusRow): Promise<StoredUpload> {
+  const stored = await doStoreUpload(app, user, {
+    tmpFile: tusFile(app, row.id),
+    clientName: row.file_name,
+    size: row.length,
+    contentType: row.content_type,
+  });
+  app.batch.write(() => {
+    stmt(app.db, 'DELETE FROM tus_upload WHERE id = ?').run(row.id);
+  });
+  return stored;
+}
+
+/** tus termination: forgets the upload and removes its bytes. */
+export function doTerminateTusUpload(app: App, user: UserRow, id: string): void {
+  accessTusUpload(app, user, id);
+  if (tusState(app).busy.has(id)) throw tusError(423, 'Upload is locked by another request');
+  app.batch.write(() => {
+    stmt(app.db, 'DELETE FROM tus_upload WHERE id = ?').run(id);
+    app.batch.onCommit(() => discardTemp(tusFile(app, id)));
+  });
+}
+
+/** Removes uploads nobody touched before their expiry (rows and partial files). Returns how many. */
+export function sweepExpiredTusUploads(app: App): number {
+  const state = tusState(app);
+  const now = nowSeconds(app.clock);
+  const expired = (stmt(app.db, 'SELECT id FROM tus_upload WHERE expires < ?').all(now) as { id: string }[])
+    .map((r) => r.id)
+    .filter((id) => !state.busy.has(id));
+  if (expired.length === 0) return 0;
+  app.batch.write(() => {
+    const del = stmt(app.db, 'DELETE FROM tus_upload WHERE id = ?');
+    for (const id of expired) del.run(id);
+    app.batch.onCommit(() => {
+      for (const id of expired) discardTemp(tusFile(app, id));
+    });
+  });
+  return expired.length;
+}
+
+/** Starts the per-app timer that sweeps abandoned uploads (once; stopped at shutdown). */
+export function startTusSweeper(app: App): void {
+  const state = tusState(app);
+  if (state.timer) return;
+  state.timer = setInterval(() => {
+    try {
+      sweepExpiredTusUploads(app);
+    } catch (err) {
+      console.error('parley: sweeping tus uploads failed', err);
+    }
+  }, TUS_SWEEP_MS);
+  state.timer.unref();
+  app.onShutdown(() => {
+    if (state.timer) clearInterval(state.timer);
+    state.timer = null;
+  });
+  sweepExpiredTusUploads(app);
 }

@@ -11,10 +11,13 @@ import { linkifierRoutes } from './linkifiers';
 import { messageRoutes } from './messages';
 import { presenceRoutes } from './presence';
 import { profileFieldRoutes } from './profile-fields';
+import { pushRoutes } from './push';
 import { scheduledMessageRoutes } from './scheduled-messages';
 import { serverRoutes } from './server';
 import { settingsRoutes } from './settings';
+import { tusRoutes } from './tus';
 import { typingRoutes } from './typing';
+import { uploadRoutes } from './uploads';
 import { userGroupRoutes } from './user-groups';
 import { userRoutes } from './users';
 
@@ -23,4 +26,5 @@ export const allRoutes: readonly AnyRoute[] = [
   ...userGroupRoutes, ...botRoutes, ...botStorageRoutes, ...profileFieldRoutes,
   ...typingRoutes, ...scheduledMessageRoutes,
   ...settingsRoutes, ...draftRoutes, ...presenceRoutes, ...linkifierRoutes,
-  ...inviteRoutes, ...pageRoutes];
+  ...inviteRoutes, ...pageRoutes,
+  ...uploadRoutes, ...tusRoutes, ...pushRoutes];

@@ -383,7 +383,9 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
             contentType,
             tmpDir,
             maxFieldBytes: app.config.maxBodyBytes,
-            maxFileBytes: maxFile,
+            // busboy flags a file that reaches its limit as truncated: allow one byte more so a
+            // file of exactly max_file_upload_size_mib passes and one byte over is refused.
+            maxFileBytes: maxFile + 1,
             flow: (resume) => {
               if (p.aborted) return;
               if (resume) p.res.resume();

@@ -1,0 +1,4 @@
+// Mobile push registration (filled in below).
+import type { AnyRoute } from '../http/route';
+
+export const pushRoutes: AnyRoute[] = [];
