@@ -1,29 +1,38 @@
 // Linkifiers: GET /realm/linkifiers, POST /realm/filters, PATCH/DELETE /realm/filters/{filter_id},
 // PATCH /realm/linkifiers (reorder).
 import * as v from 'valibot';
-import { doAddLinkifier, doRemoveLinkifier, doReorderLinkifiers, doUpdateLinkifier } from '../actions/linkifiers';
+import { doAddLinkifier, doRemoveLinkifier, doReorderLinkifiers, doUpdateLinkifier, type LinkifierInput } from '../actions/linkifiers';
+import { errors } from '../http/errors';
+import { isAdmin, type UserRow } from '../lib/users';
 import { p, zInt, zStr } from '../http/params';
 import { route, type AnyRoute } from '../http/route';
 import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
 
+// pattern and url_template are required, but checked after the administrator check (Zulip's
+// require_realm_admin runs before its parameter parsing).
 const linkifierParams = {
-  pattern: p.str(),
-  url_template: p.str(),
+  pattern: p.str().optional(),
+  url_template: p.str().optional(),
   example_input: p.str().optional(),
   reverse_template: p.str().optional(),
   alternative_url_templates: p.json(v.array(zStr())).optional(),
 };
 
-type LinkifierParams = { pattern: string; url_template: string; example_input?: string; reverse_template?: string; alternative_url_templates?: string[] };
+type LinkifierParams = { pattern?: string; url_template?: string; example_input?: string; reverse_template?: string; alternative_url_templates?: string[] };
 
-const toInput = (params: LinkifierParams) => ({
-  pattern: params.pattern,
-  urlTemplate: params.url_template,
-  // An empty string clears the optional fields (PATCH keeps those not given).
-  exampleInput: params.example_input === '' ? null : params.example_input,
-  reverseTemplate: params.reverse_template === '' ? null : params.reverse_template,
-  alternativeUrlTemplates: params.alternative_url_templates,
-});
+function toInput(user: UserRow, params: LinkifierParams): LinkifierInput {
+  if (!isAdmin(user)) throw errors.adminRequired();
+  if (params.pattern === undefined) throw errors.missing('pattern');
+  if (params.url_template === undefined) throw errors.missing('url_template');
+  return {
+    pattern: params.pattern,
+    urlTemplate: params.url_template,
+    // An empty string clears the optional fields (PATCH keeps those not given).
+    exampleInput: params.example_input === '' ? null : params.example_input,
+    reverseTemplate: params.reverse_template === '' ? null : params.reverse_template,
+    alternativeUrlTemplates: params.alternative_url_templates,
+  };
+}
 
 export const linkifierRoutes: AnyRoute[] = [
   route({
@@ -37,7 +46,7 @@ export const linkifierRoutes: AnyRoute[] = [
     path: '/api/v1/realm/filters',
     auth: 'user',
     params: linkifierParams,
-    handle: ({ app, user, params }) => ({ id: doAddLinkifier(app, user, toInput(params)) }),
+    handle: ({ app, user, params }) => ({ id: doAddLinkifier(app, user, toInput(user, params)) }),
   }),
   route({
     method: 'PATCH',
@@ -45,7 +54,7 @@ export const linkifierRoutes: AnyRoute[] = [
     auth: 'user',
     params: linkifierParams,
     handle({ app, user, params, path }) {
-      doUpdateLinkifier(app, user, Number(path.filter_id), toInput(params));
+      doUpdateLinkifier(app, user, Number(path.filter_id), toInput(user, params));
       return {};
     },
   }),

@@ -84,10 +84,12 @@ describe('POST /realm/filters', () => {
     assert.match(msg.content, /<a href="https:\/\/tickets\.example\.com\/7"[^>]*>T-7<\/a>/);
   });
 
-  it('is for administrators only', async () => {
-    for (const u of [t.users.moderator, t.users.hamlet, t.users.guest]) {
-      const res = await add(u, { pattern: 'x(?P<a>y)', url_template: 'https://e.com/{a}' });
-      assert.deepEqual(res.body, err('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'));
+  it('is for administrators only (checked before the parameters)', async () => {
+    for (const u of [t.users.moderator, t.users.hamlet, t.users.guest, t.users.bot]) {
+      for (const params of [{ pattern: 'x(?P<a>y)', url_template: 'https://e.com/{a}' }, {}]) {
+        const res = await add(u, params);
+        assert.deepEqual(res.body, err('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'));
+      }
     }
   });
 
