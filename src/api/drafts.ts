@@ -1,7 +1,7 @@
 // Drafts: GET/POST /drafts, PATCH/DELETE /drafts/{draft_id}.
 import * as v from 'valibot';
 import { doCreateDrafts, doDeleteDraft, doEditDraft, listDrafts } from '../actions/drafts';
-import { p, zInt, zStr } from '../http/params';
+import { JsonFloat, p, zInt, zStr } from '../http/params';
 import { route, type AnyRoute } from '../http/route';
 
 // Zulip's DraftData (extra keys forbidden; content may not be blank).
@@ -10,7 +10,13 @@ const draftSchema = v.strictObject({
   to: v.array(zInt({ min: 0 }), '{var_name} is not a list'),
   topic: zStr(),
   content: zStr({ min: 1 }),
-  timestamp: v.optional(v.union([zInt(), v.number('{var_name} is not a float')], '{var_name} is not a float')),
+  // A number, integral or not (1595479019.0 arrives boxed as JsonFloat).
+  timestamp: v.optional(
+    v.union(
+      [v.number(), v.pipe(v.instance(JsonFloat), v.transform((f) => f.value))],
+      '{var_name} is not a float',
+    ),
+  ),
 });
 
 export const draftRoutes: AnyRoute[] = [

@@ -47,6 +47,17 @@ describe('POST /drafts', () => {
     assert.deepEqual(reg.body.drafts, [...stored].reverse());
   });
 
+  it('takes fractional and float-written timestamps, stored as whole seconds', async () => {
+    const u = t.users.guest;
+    const form = new URLSearchParams({ drafts: '[{"type":"","to":[],"topic":"","content":"a","timestamp":1595479019.0},{"type":"","to":[],"topic":"","content":"b","timestamp":1595479030.7}]' });
+    const res = await t.raw('POST', '/api/v1/drafts', {
+      headers: { authorization: 'Basic ' + Buffer.from(`${u.email}:${u.apiKey}`).toString('base64'), 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual((await t.api(u, 'GET', '/drafts')).body.drafts.map((d: { timestamp: number }) => d.timestamp), [1595479030, 1595479019]);
+  });
+
   it('defaults the timestamp to now and truncates long topics', async () => {
     const u = t.users.othello;
     const before = Math.floor(Date.now() / 1000);
@@ -67,6 +78,7 @@ describe('POST /drafts', () => {
     assert.deepEqual((await post({ ...base, to: [99999] })).body, err('Invalid channel ID'));
     assert.deepEqual((await post({ ...base, topic: 'a\u0000b' })).body, err('Topic must not contain null bytes'));
     assert.deepEqual((await post({ ...base, timestamp: -1 })).body, err('Timestamp must not be negative.'));
+    assert.deepEqual((await post({ ...base, timestamp: 'soon' })).body, err('drafts[0]["timestamp"] is not a float'));
     assert.deepEqual((await post({ ...base, content: '' })).body, err('drafts[0]["content"] cannot be blank'));
     assert.deepEqual((await post({ ...base, content: '   ' })).body, err('Content must not be empty'));
     assert.deepEqual((await post({ ...base, type: 'channel' })).body, err('Invalid drafts[0]["type"]'));
