@@ -42,7 +42,7 @@ async function call(method: string, path: string, params: Record<string, unknown
     body = form.toString();
   }
   const res = await fetch(url, { method, headers, body });
-  const json = await res.json();
+  const json: any = await res.json();
   assert.equal(json.result, 'success', `${method} ${path}: ${JSON.stringify(json)}`);
   return json;
 }
@@ -79,6 +79,10 @@ const EVENT_TYPES = [
 describe('zulip-terminal start-up against the demo', () => {
   let state: any;
   before(async () => {
+    // The terminal reports presence every minute (POST /users/me/presence), once that route exists.
+    if (server.router.match('POST', '/api/v1/users/me/presence').kind === 'found') {
+      await call('POST', '/users/me/presence', { status: 'active', new_user_input: true });
+    }
     state = await call('POST', '/register', {
       event_types: EVENT_TYPES,
       fetch_event_types: FETCH_EVENT_TYPES,
