@@ -29,6 +29,7 @@ import {
   type StreamRow,
 } from '../lib/streams';
 import { findUserByEmail, findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
+import { queueMessagePush } from './push';
 import { streamViewers } from './streams';
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -232,7 +233,10 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     }
     // The flags just written, so the announcement needs no second look at the rows.
     const flagsWritten = new Map(all.map((uid) => [uid, base | (mentions.get(uid) ?? 0)]));
-    app.batch.onCommit(() => announceMessage(app, id, flagsWritten, { localId: req.localId, queueId: req.queueId, senderId: sender.id }));
+    app.batch.onCommit(() => {
+      announceMessage(app, id, flagsWritten, { localId: req.localId, queueId: req.queueId, senderId: sender.id });
+      queueMessagePush(app, id, flagsWritten); // returns at once; the work runs on a later turn
+    });
     return { id };
   });
 }

@@ -17,6 +17,7 @@ import {
   type UserRow,
 } from '../lib/users';
 import { checkFullName, checkPasswordStrength, isValidEmail } from '../lib/validate';
+import { removeUserPushRegistrations } from './push';
 import { syncSystemGroupsForRole } from './user-groups';
 
 export interface NewUser {
@@ -175,4 +176,21 @@ export function doUpdateUser(app: App, acting: UserRow, targetId: number, change
     const recipients = () => activeUserIds(app, target.realm_id);
     for (const person of notify) app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'update', person }, recipients()));
   });
+}
+
+/**
+ * POST /users/me/api_key/regenerate: a new key; the old one stops working at once (the auth cache
+ * follows the user table), and the user's E2EE push registrations go with it (FL 492).
+ */
+export function doRegenerateApiKey(app: App, user: UserRow): string {
+  const apiKey = newApiKey();
+  app.batch.write(() => {
+    stmt(app.db, 'UPDATE user SET api_key = ? WHERE id = ?').run(apiKey, user.id);
+    removeUserPushRegistrations(app, user.id);
+    if (user.bot_owner_id !== null) {
+      const ownerId = user.bot_owner_id;
+      app.batch.onCommit(() => app.events.send({ type: 'realm_bot', op: 'update', bot: { user_id: user.id, api_key: apiKey } }, [ownerId]));
+    }
+  });
+  return apiKey;
 }
