@@ -1,10 +1,12 @@
 // Users: the caller's own record, lookups, and the administrative basics (create, deactivate,
 // reactivate, change name and role).
 import * as v from 'valibot';
-import { doCreateUserByAdmin, doDeactivateUser, doReactivateUser, doUpdateUser } from '../actions/users';
+import { doUpdateUserByAdmin } from '../actions/profile-fields';
+import { doCreateUserByAdmin, doDeactivateUser, doReactivateUser } from '../actions/users';
 import { errors } from '../http/errors';
 import { p, zInt } from '../http/params';
 import { route } from '../http/route';
+import { profileDataSchema } from '../lib/profile-fields';
 import { ROLES } from '../lib/roles';
 import {
   accessUserById,
@@ -106,9 +108,16 @@ export const userRoutes = [
     params: {
       full_name: p.str().optional(),
       role: p.json(v.pipe(zInt(), v.check((r) => ROLES.includes(r), 'Invalid {var_name}: Value error, Not in the list of possible values'))).optional(),
+      profile_data: p.json(profileDataSchema).optional(),
+      new_email: p.str().optional(),
     },
     handle({ app, user, params, path }) {
-      doUpdateUser(app, user, Number(path.user_id), { fullName: params.full_name, role: params.role });
+      doUpdateUserByAdmin(app, user, Number(path.user_id), {
+        fullName: params.full_name,
+        role: params.role,
+        profileData: params.profile_data,
+        newEmail: params.new_email,
+      });
       return {};
     },
   }),

@@ -27,6 +27,7 @@ import { presencesForUser } from '../lib/presence';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { avatarUrl, formatUser, isAdmin, isBot, isGuest, isOwner, type UserRow } from '../lib/users';
 import { ROLE } from '../lib/roles';
+import { formatField, listFields } from '../lib/profile-fields';
 import { listGroups } from '../lib/user-groups';
 import type { ClientCapabilities } from './queue';
 
@@ -763,26 +764,10 @@ const CUSTOM_PROFILE_FIELD_TYPES = {
   PRONOUNS: { id: 8, name: 'Pronouns' },
 };
 
-registerStateProvider('custom_profile_fields', (app, user) => {
-  const rows = stmt(app.db, 'SELECT * FROM custom_profile_field WHERE realm_id = ? ORDER BY "order", id').all(user.realm_id) as Record<string, unknown>[];
-  return {
-    custom_profile_fields: rows.map((f) => {
-      const out: Record<string, unknown> = {
-        id: f.id,
-        name: f.name,
-        type: f.field_type,
-        hint: f.hint,
-        field_data: f.field_data,
-        order: f.order,
-        required: bool(f.required),
-        editable_by_user: bool(f.editable_by_user),
-      };
-      if (bool(f.display_in_profile_summary)) out.display_in_profile_summary = true;
-      return out;
-    }),
-    custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES,
-  };
-});
+registerStateProvider('custom_profile_fields', (app, user) => ({
+  custom_profile_fields: listFields(app.db, user.realm_id).map(formatField),
+  custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES,
+}));
 
 registerStateProvider('default_streams', (app, user) => ({
   // zulip-compat: guests are told the organization has no default channels.
