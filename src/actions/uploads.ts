@@ -3,10 +3,10 @@
 // moves the file into the store and records the row, then tells the owner (attachment events).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import type { Readable } from 'node:stream';
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors, JsonableError } from '../http/errors';
+import type { BodyStream } from '../http/route';
 import { nowSeconds } from '../lib/clock';
 import { getRealmById } from '../lib/realm';
 import type { UserRow } from '../lib/users';
@@ -158,7 +158,7 @@ export interface TusProgress {
  * filling memory; if the client goes away mid-body, what arrived is kept and the offset says so.
  * The request that reaches Upload-Length stores the file as an attachment.
  */
-export async function doTusAppend(app: App, user: UserRow, id: string, offset: number, body: Readable | null): Promise<TusProgress> {
+export async function doTusAppend(app: App, user: UserRow, id: string, offset: number, body: BodyStream | null): Promise<TusProgress> {
   const row = accessTusUpload(app, user, id);
   const state = tusState(app);
   if (state.busy.has(id)) throw tusError(423, 'Upload is locked by another request');
@@ -172,8 +172,8 @@ export async function doTusAppend(app: App, user: UserRow, id: string, offset: n
       await fh.truncate(row.offset); // drop anything past the offset a broken request left behind
       if (body) {
         try {
-          for await (const data of body) {
-            const chunk = data as Buffer;
+          // Each chunk is written before the next is asked for: its buffer is reused after that.
+          for await (const chunk of body) {
             const room = row.length - row.offset - written;
             if (chunk.length > room) {
               if (room > 0) {

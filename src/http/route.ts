@@ -1,5 +1,4 @@
 // What a route declares: method, path, who may call it, its parameters and a short handler.
-import type { Readable } from 'node:stream';
 import type { App } from '../app';
 import type { UserRow } from '../lib/users';
 import type { ParamSpec, ParsedParams } from './params';
@@ -30,10 +29,11 @@ export interface Ctx<V, U> {
   ip: string;
   files: UploadedFile[];
   /**
-   * The raw request body as a stream with backpressure (routes declared `rawBody: true`; null
-   * otherwise). It errors if the client goes away mid-body.
+   * The raw request body (routes declared `rawBody: true`; null otherwise): `for await` over its
+   * chunks, with backpressure. A chunk's buffer is reused once the next chunk is asked for, so
+   * finish with (or copy) each chunk first. Iteration throws if the client goes away mid-body.
    */
-  body: Readable | null;
+  body: BodyStream | null;
   /** Reports a parameter as ignored (e.g. PATCH /settings for an unchanged value). */
   ignore(name: string): void;
 }
@@ -46,6 +46,9 @@ export class Reply {
     readonly body: string | Buffer = '',
   ) {}
 }
+
+/** A request body read chunk by chunk; each chunk is valid until the next is requested. */
+export type BodyStream = AsyncIterable<Buffer>;
 
 /** A reply whose body is streamed from a file on disk (downloads), never read whole into memory. */
 export class FileReply {

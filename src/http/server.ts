@@ -4,7 +4,6 @@
 // unless a handler is itself async (uploads).
 import fs from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import type { App } from '../app';
 import { loadUws } from '../native';
@@ -15,7 +14,7 @@ import { errors, JsonableError } from './errors';
 import { MultipartParser } from './multipart';
 import { readParams } from './params';
 import { rateLimitHeaders, RULES } from './ratelimit';
-import { FileReply, Reply, type AnyRoute, type Ctx, type UploadedFile } from './route';
+import { FileReply, Reply, type AnyRoute, type BodyStream, type Ctx, type UploadedFile } from './route';
 import { recorderFromEnv } from './record';
 import { Router } from './router';
 import { parseUrlencoded, parseUrlencodedBody } from './urlencoded';
@@ -232,43 +231,36 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
   }
 
   /**
-   * The request body as a Readable with backpressure: uWS pauses while the consumer lags. Called
-   * synchronously in the request callback (uWS wants onData registered before it returns).
+   * The request body for rawBody routes, with backpressure: uWS pauses while the consumer lags.
+   * Called synchronously in the request callback (uWS wants onData registered before it returns).
    */
-  function openRawBody(p: Pending): Readable {
-    let paused = false;
-    const stream = new Readable({
-      highWaterMark: 1024 * 1024,
-      read() {
-        if (paused && !p.aborted && !p.done) {
-          paused = false;
-          p.res.resume();
-        }
-      },
-    });
+  function openRawBody(p: Pending): RawBody {
+    const body = new RawBody(
+      () => !p.aborted && !p.done && p.res.pause(),
+      () => !p.aborted && !p.done && p.res.resume(),
+    );
     const declared = Number(p.headers['content-length'] ?? '0');
     const chunked = /chunked/i.test(p.headers['transfer-encoding'] ?? '');
     if (declared === 0 && !chunked) {
-      stream.push(null);
-      return stream;
+      body.end();
+      return body;
     }
     p.bodyUnread = true;
-    (p.onAbort ??= []).push(() => stream.destroy(new Error('client went away')));
+    (p.onAbort ??= []).push(() => body.fail(new Error('client went away')));
     p.res.onData((ab, isLast) => {
-      if (stream.destroyed) return;
-      const more = stream.push(Buffer.from(ab.slice(0))); // uWS reuses the buffer: copy it
+      body.push(ab);
       if (isLast) {
         p.bodyUnread = false;
-        stream.push(null);
-      } else if (!more && !paused && !p.aborted) {
-        paused = true;
-        p.res.pause();
+        body.end();
       }
     });
-    return stream;
+    return body;
   }
 
-  /** Streams a file as the reply body, only as fast as the client reads it (tryEnd/onWritable). */
+  /**
+   * Streams a file as the reply body through one reused buffer, only as fast as the client reads it
+   * (tryEnd/onWritable): memory stays flat whatever the file size.
+   */
   function sendFile(p: Pending, r: FileReply): void {
     if (p.aborted || p.done) return;
     const headers = { ...p.extraHeaders, ...r.headers };
@@ -287,10 +279,14 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
       finish(p);
       return;
     }
-    const rs = fs.createReadStream(r.path, { highWaterMark: 256 * 1024, start: 0, end: r.size - 1 });
-    (p.onAbort ??= []).push(() => rs.destroy());
+    let fd: number | null = null;
+    const release = () => {
+      if (fd !== null) fs.close(fd, () => undefined);
+      fd = null;
+    };
+    (p.onAbort ??= []).push(release);
     const fail = (err: unknown) => {
-      rs.destroy();
+      release();
       if (p.aborted || p.done) return;
       console.error('parley: streaming a file failed', err);
       if (!headWritten) write(p, 500, JSON_HEADERS, JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' }));
@@ -299,48 +295,47 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
         finish(p);
       }
     };
-    rs.on('error', fail);
-    // Ending before the promised length was sent: the file shrank under us.
-    let waiting = false;
-    let ended = false;
-    rs.on('end', () => {
-      ended = true;
-      if (!waiting) fail(new Error('file shorter than its recorded size'));
-    });
-    rs.on('data', (data: Buffer | string) => {
-      const chunk = data as Buffer;
-      if (p.aborted || p.done) {
-        rs.destroy();
-        return;
-      }
-      let ok = false;
-      let done = false;
-      let base = 0;
-      p.res.cork(() => {
-        if (!headWritten) writeHead();
-        base = p.res.getWriteOffset();
-        [ok, done] = p.res.tryEnd(chunk, r.size);
-      });
-      if (done) {
-        finish(p);
-        rs.destroy();
-      } else if (!ok) {
-        rs.pause();
-        waiting = true;
-        p.res.onWritable((offset) => {
-          if (p.aborted || p.done) return true;
-          const [ok2, done2] = p.res.tryEnd(chunk.subarray(offset - base), r.size);
-          if (done2) {
-            finish(p);
-            rs.destroy();
-          } else if (ok2) {
-            waiting = false;
-            if (ended) fail(new Error('file shorter than its recorded size'));
-            else rs.resume();
-          }
-          return ok2;
+    const buf = Buffer.allocUnsafeSlow(Math.min(256 * 1024, r.size));
+    let pos = 0;
+    // Reading the next block only once uWS has taken all of the previous one lets one buffer serve.
+    const pump = () => {
+      if (p.aborted || p.done || fd === null) return release();
+      fs.read(fd, buf, 0, Math.min(buf.length, r.size - pos), pos, (err, n) => {
+        if (err) return fail(err);
+        if (n === 0) return fail(new Error('file shorter than its recorded size'));
+        if (p.aborted || p.done) return release();
+        const chunk = buf.subarray(0, n);
+        pos += n;
+        let ok = false;
+        let done = false;
+        let base = 0;
+        p.res.cork(() => {
+          if (!headWritten) writeHead();
+          base = p.res.getWriteOffset();
+          [ok, done] = p.res.tryEnd(chunk, r.size);
         });
-      }
+        if (done) {
+          release();
+          finish(p);
+        } else if (ok) pump();
+        else {
+          p.res.onWritable((offset) => {
+            if (p.aborted || p.done) return true;
+            const [ok2, done2] = p.res.tryEnd(chunk.subarray(offset - base), r.size);
+            if (done2) {
+              release();
+              finish(p);
+            } else if (ok2) pump();
+            return ok2;
+          });
+        }
+      });
+    };
+    fs.open(r.path, 'r', (err, opened) => {
+      if (err) return fail(err);
+      if (p.aborted || p.done) return void fs.close(opened, () => undefined);
+      fd = opened;
+      pump();
     });
   }
 
@@ -442,7 +437,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     user: UserRow | null,
     form: Map<string, string>,
     files: UploadedFile[],
-    body: Readable | null = null,
+    body: RawBody | null = null,
   ): void {
     for (const f of files) if (!p.tempFiles.includes(f.path)) p.tempFiles.push(f.path);
     try {
@@ -519,4 +514,89 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
       });
     });
   });
+}
+
+const SLAB = 512 * 1024; // uWS hands over at most its receive buffer (512 KiB) per onData
+
+/**
+ * A raw request body as an async iterable of chunks. uWS reuses its buffer, so each chunk is copied
+ * into one of a few reused slabs; a chunk stays valid until the consumer asks for the next one.
+ * Reading pauses the socket while four chunks wait and resumes it when one is left.
+ */
+class RawBody implements BodyStream {
+  private queue: { slab: Buffer; length: number }[] = [];
+  private free: Buffer[] = [];
+  private lent: Buffer | null = null;
+  private ended = false;
+  private error: Error | null = null;
+  private waiter: (() => void) | null = null;
+  private paused = false;
+
+  constructor(
+    private readonly pause: () => void,
+    private readonly resume: () => void,
+  ) {}
+
+  push(ab: ArrayBuffer): void {
+    if (this.error || this.ended) return;
+    const n = ab.byteLength;
+    let slab = this.free.pop();
+    if (!slab || slab.length < n) slab = Buffer.allocUnsafeSlow(Math.max(SLAB, n));
+    Buffer.from(ab).copy(slab, 0, 0, n);
+    this.queue.push({ slab, length: n });
+    if (this.queue.length >= 4 && !this.paused) {
+      this.paused = true;
+      this.pause();
+    }
+    this.wake();
+  }
+
+  end(): void {
+    this.ended = true;
+    this.wake();
+  }
+
+  fail(err: Error): void {
+    this.error ??= err;
+    this.wake();
+  }
+
+  private wake(): void {
+    const w = this.waiter;
+    this.waiter = null;
+    w?.();
+  }
+
+  private recycle(): void {
+    if (this.lent && this.free.length < 4) this.free.push(this.lent);
+    this.lent = null;
+  }
+
+  async next(): Promise<IteratorResult<Buffer>> {
+    this.recycle();
+    for (;;) {
+      const item = this.queue.shift();
+      if (item) {
+        if (this.paused && this.queue.length <= 1) {
+          this.paused = false;
+          this.resume();
+        }
+        this.lent = item.slab;
+        return { done: false, value: item.slab.subarray(0, item.length) };
+      }
+      if (this.error) throw this.error;
+      if (this.ended) return { done: true, value: undefined };
+      await new Promise<void>((resolve) => (this.waiter = resolve));
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    return {
+      next: () => this.next(),
+      return: async () => {
+        this.recycle();
+        return { done: true, value: undefined };
+      },
+    };
+  }
 }
