@@ -2,7 +2,7 @@
 // temporary-URL endpoint, and the user's attachment list.
 import fs from 'node:fs';
 import { doDeleteAttachment, doStoreUpload } from '../actions/uploads';
-import { errors } from '../http/errors';
+import { errors, JsonableError } from '../http/errors';
 import { FileReply, Reply, publicRoute, route } from '../http/route';
 import { nowSeconds } from '../lib/clock';
 import type { UserRow } from '../lib/users';
@@ -84,7 +84,11 @@ export const uploadRoutes = [
     auth: 'user',
     handle({ app, user, path }) {
       const ok = authorize(app, user, path.realm_id, path.path);
-      if (ok instanceof Reply) return ok;
+      // Under /api/v1 every answer is JSON, errors included.
+      if (ok instanceof Reply) {
+        if (ok.status === 403) throw new JsonableError('You are not authorized to view this file.', { status: 403 });
+        throw errors.notFound('File not found.');
+      }
       const token = signTemporaryToken(app, ok.pathId, nowSeconds(app.clock));
       return { url: `/user_uploads/temporary/${token}/${ok.pathId.slice(ok.pathId.lastIndexOf('/') + 1)}` };
     },

@@ -307,7 +307,9 @@ describe('GET /api/v1/user_uploads/{realm_id}/{path} (temporary URL)', () => {
     const forged = res.body.url.replace(/temporary\/(.)/, (_m: string, c: string) => `temporary/${c === 'A' ? 'B' : 'A'}`);
     assert.deepEqual((await t.raw('GET', forged)).body, err('Invalid token'));
     assert.deepEqual((await t.raw('GET', res.body.url.replace(/[^/]+$/, 'other.txt'))).body, err('Invalid filename'));
+    assert.deepEqual((await t.api(t.users.othello, 'GET', r.url)).body, { ...err('You are not authorized to view this file.') });
     assert.equal((await t.api(t.users.othello, 'GET', r.url)).status, 403);
+    assert.deepEqual((await t.api(t.users.hamlet, 'GET', r.url.replace(/[^/]+$/, 'gone.txt'))).body, err('File not found.'));
   });
 });
 
