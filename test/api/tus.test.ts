@@ -169,7 +169,7 @@ describe('tus uploads', () => {
     assert.equal(sweepExpiredTusUploads(t.app), 1);
     t.app.batch.commit();
     await new Promise((r) => setTimeout(r, 30));
-    assert.equal(t.app.db.prepare('SELECT COUNT(*) AS n FROM tus_upload WHERE id = ?').get(id).n, 0);
+    assert.equal((t.app.db.prepare('SELECT COUNT(*) AS n FROM tus_upload WHERE id = ?').get(id) as { n: number }).n, 0);
     assert.ok(!fs.existsSync(path.join(t.dataDir, 'uploads', 'tus', id)));
   });
 
