@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
+import type Nodemailer from 'nodemailer';
 import type { App } from '../app';
 
 export interface OutgoingEmail {
@@ -65,11 +65,14 @@ export function sendEmail(app: App, mail: OutgoingEmail): string | null {
   const from = fromAddress(app);
   const smtpUrl = process.env.PARLEY_SMTP_URL;
   if (smtpUrl) {
+    // Loaded on first use: requiring nodemailer costs ~20 ms, too much for every start (bench/startup.ts).
+    const nodemailer = require('nodemailer') as typeof Nodemailer;
     const transport = nodemailer.createTransport(smtpUrl);
     transport
       .sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text })
       .then(() => console.error(`parley: email to ${mail.to} sent: ${mail.subject}`))
-      .catch((err: unknown) => console.error(`parley: email to ${mail.to} failed: ${(err as Error).message}`));
+      .catch((err: unknown) => console.error(`parley: email to ${mail.to} failed: ${(err as Error).message}`))
+      .finally(() => transport.close());
     return null;
   }
   const dir = outboxDir(app);
