@@ -123,6 +123,10 @@ let sqliteCache: unknown = null;
 /** The uWebSockets.js native module. Throws if it cannot be loaded. */
 export function loadUws(): Uws {
   if (uwsCache) return uwsCache;
+  // uWS reads its header-size limit once, when it loads. Its default (4 KB, but more when a header
+  // block happens to arrive in one packet) depends on packet boundaries; a fixed 16 KB is predictable
+  // and leaves room for large cookies.
+  process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
   const sea = seaModule();
   const file = sea
     ? extractAsset(sea, UWS_ASSET)

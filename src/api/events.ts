@@ -34,16 +34,15 @@ const capabilitiesSchema = v.looseObject(
 );
 
 /** Waits for events on `queue` (a parked long-poll), answering as Zulip's finish_handler does. */
-function park(app: App, queue: EventQueue): Promise<Record<string, unknown>> {
+function park(app: App, queue: EventQueue, onAbort: (fn: () => void) => void): Promise<Record<string, unknown>> {
   return new Promise((resolve) => {
-    queue.park(
-      (events: WireEvent[]) => {
-        queue.touch(app.clock.nowMs());
-        resolve({ events, queue_id: queue.id });
-      },
-      app.queues.heartbeatMs(),
-      app.clock.nowMs(),
-    );
+    const done = (events: WireEvent[]) => {
+      queue.touch(app.clock.nowMs());
+      resolve({ events, queue_id: queue.id });
+    };
+    queue.park(done, app.queues.heartbeatMs(), app.clock.nowMs());
+    // A client that hangs up no longer waits: the queue stops counting it as a parked poll.
+    onAbort(() => queue.abandonPoll(done, app.clock.nowMs()));
   });
 }
 
@@ -136,7 +135,7 @@ export const eventRoutes = [
       empty_topic_name: p.bool().default(false),
       simplified_presence_events: p.bool().default(false),
     },
-    handle({ app, user, params }) {
+    handle({ app, user, params, onAbort }) {
       const now = app.clock.nowMs();
       let queue: EventQueue;
       const created = params.queue_id === undefined;
@@ -168,7 +167,7 @@ export const eventRoutes = [
         if (created) out.queue_id = queue.id;
         return out;
       }
-      return park(app, queue);
+      return park(app, queue, onAbort);
     },
   }),
   route({

@@ -180,6 +180,15 @@ export class EventQueue {
     return true;
   }
 
+  /** Forgets the parked poll whose client went away (only if it is still the one parked). */
+  abandonPoll(resolve: (events: WireEvent[]) => void, nowMs: number): void {
+    const w = this.waiter;
+    if (!w || w.resolve !== resolve) return;
+    this.waiter = null;
+    clearTimeout(w.timer);
+    this.lastConnectedMs = nowMs;
+  }
+
   /** Notes a client connection (every GET /events). */
   touch(nowMs: number): void {
     this.lastConnectedMs = nowMs;

@@ -36,6 +36,8 @@ export interface Ctx<V, U> {
   body: BodyStream | null;
   /** Reports a parameter as ignored (e.g. PATCH /settings for an unchanged value). */
   ignore(name: string): void;
+  /** Runs `fn` if the client disconnects before the reply is written (parked long-polls). */
+  onAbort(fn: () => void): void;
 }
 
 /** A non-envelope reply: HTML pages, files, redirects, tus responses. */

@@ -456,6 +456,10 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
         files,
         body,
         ignore: (name) => extraIgnored.push(name),
+        onAbort: (fn) => {
+          if (p.aborted) fn();
+          else (p.onAbort ??= []).push(fn);
+        },
       };
       const result = route.handle(ctx);
       const respond = (r: Awaited<typeof result>) => {

@@ -129,7 +129,6 @@ describe('event queues per user', () => {
 
   it(
     'a poll whose client went away no longer counts as parked (its queue may be evicted)',
-    { todo: 'src/http/server.ts does not tell the queue when a parked poll is aborted; it stays parked until its heartbeat (~50 s)' },
     async () => {
       const u = t.users.owner;
       const ids: string[] = [];
