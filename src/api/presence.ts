@@ -22,7 +22,8 @@ export const presenceRoutes: AnyRoute[] = [
     path: '/api/v1/users/me/presence',
     auth: 'user',
     params: {
-      status: p.str(),
+      // Required, but checked after the bot check (Zulip's human_users_only runs first).
+      status: p.str().optional(),
       ping_only: p.bool().default(false),
       last_update_id: p.int().optional(),
       history_limit_days: p.int().optional(),
@@ -31,6 +32,7 @@ export const presenceRoutes: AnyRoute[] = [
     },
     handle({ app, user, params }) {
       if (isBot(user)) throw errors.notForBots();
+      if (params.status === undefined) throw errors.missing('status');
       if (params.status !== 'active' && params.status !== 'idle') throw errors.badRequest('Invalid status: {status}', { status: params.status });
       doUpdatePresence(app, user, params.status);
       if (params.ping_only) return {};

@@ -121,6 +121,7 @@ describe('POST /users/me/presence', () => {
     assert.deepEqual((await report(h, { last_update_id: 1.5 })).body, err('last_update_id is not an integer'));
     assert.deepEqual((await report(h, { new_user_input: true, ping_only: true })).body, SUCCESS);
     assert.deepEqual((await report(t.users.bot)).body, err('This endpoint does not accept bot requests.'));
+    assert.deepEqual((await t.api(t.users.bot, 'POST', '/users/me/presence', {})).body, err('This endpoint does not accept bot requests.'));
   });
 
   it('hides users who turned presence off', async () => {
