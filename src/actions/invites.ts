@@ -24,7 +24,7 @@ import {
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { ROLE } from '../lib/roles';
 import { findStreamById, findSubscription, formatSubscription, isPublic, subscriberIds, accessStreamById, canAccessStreamMetadata, type StreamRow } from '../lib/streams';
-import { notificationBot, welcomeBot } from '../lib/system-bots';
+import { notificationBot, welcomeBot } from './system-bots';
 import { findNamedGroup } from '../lib/user-groups';
 import { findUserByDeliveryEmail, findUserById, isAdmin, isOwner, type UserRow } from '../lib/users';
 import { isValidEmail } from '../lib/validate';

@@ -3,11 +3,11 @@
 // Note: unlike the rest of lib/, creating one goes through the users action (system groups, the
 // realm_user event); only actions call these helpers.
 import type { App } from '../app';
-import { doCreateUser } from '../actions/users';
+import { doCreateUser } from './users';
 import { stmt } from '../db/stmt';
-import { BOT_TYPE, ROLE } from './roles';
-import { findUserById, type UserRow } from './users';
-import { isValidEmail } from './validate';
+import { BOT_TYPE, ROLE } from '../lib/roles';
+import { findUserById, type UserRow } from '../lib/users';
+import { isValidEmail } from '../lib/validate';
 
 const BOTS = {
   notification: { local: 'notification-bot', fullName: 'Notification Bot' },
