@@ -8,11 +8,14 @@ import { p, zInt } from '../http/params';
 import { route } from '../http/route';
 import { profileDataSchema } from '../lib/profile-fields';
 import { ROLES } from '../lib/roles';
+import { accessibleUsers, inaccessibleUser } from '../lib/access';
+import { nowSeconds } from '../lib/clock';
 import {
   accessUserById,
   findUserByEmail,
   formatOwnUser,
   formatUser,
+  isoTime,
   listUsers,
   profileData,
   type UserRow,
@@ -23,6 +26,12 @@ const lookupParams = {
   client_gravatar: p.bool().default(true),
   include_custom_profile_fields: p.bool().default(false),
 };
+
+/** Zulip refuses lookups of users outside the viewer's access (can_access_all_users_group). */
+function checkCanAccessUser(db: Db, viewer: UserRow, target: UserRow): void {
+  const access = accessibleUsers(db, viewer);
+  if (access && !access.has(target.id)) throw errors.insufficientPermission();
+}
 
 function present(db: Db, u: UserRow, opts: { client_gravatar: boolean; include_custom_profile_fields: boolean }) {
   const out = formatUser(u, opts.include_custom_profile_fields ? { profileData: profileData(db, u.id) } : {});
@@ -49,7 +58,12 @@ export const userRoutes = [
         const wanted = new Set(params.user_ids);
         users = users.filter((u) => wanted.has(u.id));
       }
-      return { members: users.map((u) => present(app.db, u, params)) };
+      const access = accessibleUsers(app.db, user);
+      const host = new URL(app.publicUrl).hostname;
+      const now = isoTime(nowSeconds(app.clock));
+      return {
+        members: users.map((u) => (access && !access.has(u.id) ? inaccessibleUser(u.id, host, now) : present(app.db, u, params))),
+      };
     },
   }),
   route({
@@ -59,6 +73,7 @@ export const userRoutes = [
     params: lookupParams,
     handle({ app, user, params, path }) {
       const target = accessUserById(app.db, user, Number(path.user_id), { allowDeactivated: true, allowBots: true });
+      checkCanAccessUser(app.db, user, target);
       return { user: present(app.db, target, params) };
     },
   }),
@@ -70,6 +85,7 @@ export const userRoutes = [
     handle({ app, user, params, path }) {
       const target = findUserByEmail(app.db, user.realm_id, path.email);
       if (!target) throw errors.noSuchUser();
+      checkCanAccessUser(app.db, user, target);
       return { user: present(app.db, target, params) };
     },
   }),

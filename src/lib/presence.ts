@@ -2,6 +2,7 @@
 // ({website, aggregated} by email) formats, the update-id protocol, and who may see whom when the
 // server limits presence to accessible users (CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE).
 import type { App } from '../app';
+import { accessibleUsers } from './access';
 import { stmt } from '../db/stmt';
 import { nowSeconds } from './clock';
 import { isUserInGroup } from './groups';
@@ -60,23 +61,13 @@ function presenceDisabled(app: App, realmId: number): boolean {
 }
 
 /**
- * Ids of the users `viewer` may see, or null for everyone: with the server setting on, users outside
- * the organization's can_access_all_users_group see themselves, the subscribers of their channels and
- * the people they have direct message conversations with.
+ * Ids of the users `viewer` may see in presence, or null for everyone: the server setting
+ * (CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE) decides whether the organization's access limits
+ * apply to presence at all.
  */
 export function accessibleUserIds(app: App, viewer: UserRow): Set<number> | null {
   if (!app.config.accessLimitsPresence) return null;
-  const groupId = getRealmById(app.db, viewer.realm_id)?.can_access_all_users_group as number | null | undefined;
-  if (groupId === null || groupId === undefined || isUserInGroup(app.db, viewer.id, groupId)) return null;
-  const rows = stmt(
-    app.db,
-    `SELECT ? AS id
-     UNION SELECT s2.user_id FROM subscription s1 JOIN subscription s2 ON s2.stream_id = s1.stream_id AND s2.active = 1
-       WHERE s1.user_id = ? AND s1.active = 1
-     UNION SELECT m2.user_id FROM direct_group_member m1 JOIN direct_group_member m2 ON m2.group_id = m1.group_id
-       WHERE m1.user_id = ?`,
-  ).all(viewer.id, viewer.id, viewer.id) as { id: number }[];
-  return new Set(rows.map((r) => r.id));
+  return accessibleUsers(app.db, viewer);
 }
 
 /** Who hears about `subject`'s presence: active users, limited to those who can access them. */

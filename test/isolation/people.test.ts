@@ -76,7 +76,7 @@ describe('presence under limited access', () => {
 });
 
 describe('users under limited access (Zulip: placeholders in GET /users, "Insufficient permission" for GET /users/{id})', () => {
-  it('GET /users shows the guest only its accessible users by name and email', { todo: 'GET /users does not apply can_access_all_users_group yet' }, async () => {
+  it('GET /users shows the guest only its accessible users by name and email', async () => {
     const res = await t.api(t.users.guest, 'GET', '/users');
     assert.equal(res.status, 200, res.text);
     const seen = res.body.members.filter((m: { full_name: string }) => m.full_name !== 'Unknown user').map((m: { email: string }) => m.email);
@@ -85,7 +85,7 @@ describe('users under limited access (Zulip: placeholders in GET /users, "Insuff
     }
   });
 
-  it('GET /users/{id} refuses an inaccessible user', { todo: 'GET /users/{id} does not apply can_access_all_users_group yet' }, async () => {
+  it('GET /users/{id} refuses an inaccessible user', async () => {
     const res = await t.api(t.users.guest, 'GET', `/users/${t.users.admin.id}`);
     assert.deepEqual(res.body, err('Insufficient permission'));
   });
