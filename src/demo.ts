@@ -12,6 +12,7 @@ import { doSendMessage } from './actions/messages';
 import { doCreateUser } from './actions/users';
 import { stmt } from './db/stmt';
 import { BOT_TYPE, ROLE } from './lib/roles';
+import { setPrerendered } from './lib/render';
 import { findUserById, type UserRow } from './lib/users';
 
 /** The password of every human demo user. */
@@ -86,8 +87,40 @@ const DEMO_CHANNELS: readonly DemoChannel[] = [
   },
 ];
 
-/** Creates the demo organization on an empty database (one transaction, no password hashing). */
+/** The renderer's output for every demo text (checked against the renderer by test/clients/demo-render.test.ts). */
+export const DEMO_HTML: ReadonlyMap<string, string> = new Map([
+  ['Welcome to the **Parley demo**!', '<p>Welcome to the <strong>Parley demo</strong>!</p>'],
+  ['Hello everyone :wave:', '<p>Hello everyone <span aria-label="wave" class="emoji emoji-1f44b" role="img" title="wave">:wave:</span></p>'],
+  ['Thanks for having me.', '<p>Thanks for having me.</p>'],
+  ['Anyone for lunch at noon?', '<p>Anyone for lunch at noon?</p>'],
+  ['Demo Bot is online.', '<p>Demo Bot is online.</p>'],
+  ['Nothing to report today.', '<p>Nothing to report today.</p>'],
+  ['Hi Bob, this is a direct message.', '<p>Hi Bob, this is a direct message.</p>'],
+  ['Everyone is here', '<p>Everyone is here</p>'],
+  ['Off-topic chatter', '<p>Off-topic chatter</p>'],
+  ['Where bots may talk', '<p>Where bots may talk</p>'],
+  ['Private: owners, administrators and moderators', '<p>Private: owners, administrators and moderators</p>'],
+]);
+
+/** Every text the demo seed renders (messages and channel descriptions). */
+export function demoTexts(): string[] {
+  return [...DEMO_CHANNELS.flatMap((c) => [c.description, ...c.messages.map((m) => m[2])]), DEMO_DM];
+}
+
+const DEMO_DM = 'Hi Bob, this is a direct message.';
+
+/** Creates the demo organization on an empty database (one transaction, no password hashing or Markdown). */
 export function seedDemo(app: App): void {
+  setPrerendered(app, DEMO_HTML);
+  try {
+    seed(app);
+  } finally {
+    setPrerendered(app, null);
+  }
+  app.batch.commit();
+}
+
+function seed(app: App): void {
   app.batch.write(() => {
     const [ownerSpec, ...rest] = DEMO_USERS;
     const { realmId, owner } = doCreateRealm(app, {
@@ -131,10 +164,9 @@ export function seedDemo(app: App): void {
     }
     doSendMessage(app, byEmail.get('alice@example.com') as UserRow, {
       to: { kind: 'direct', emails: ['bob@example.com'] },
-      content: 'Hi Bob, this is a direct message.',
+      content: DEMO_DM,
     });
   });
-  app.batch.commit();
 }
 
 export interface ReadyInfo {

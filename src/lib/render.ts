@@ -32,8 +32,23 @@ export function renderContext(app: App, realmId: number): RenderContext {
   };
 }
 
+// Precomputed HTML for known plain contents, per App (the demo seed uses it so that start-up does no
+// Markdown work: loading and warming the renderer costs tens of ms). Only for contents without
+// mentions, links or images; test/clients/demo-render.test.ts checks it against the renderer.
+const prerendered = new WeakMap<App, ReadonlyMap<string, string>>();
+
+/** Sets (or with null clears) the precomputed HTML renderMessage uses for `app`. */
+export function setPrerendered(app: App, html: ReadonlyMap<string, string> | null): void {
+  if (html) prerendered.set(app, html);
+  else prerendered.delete(app);
+}
+
 /** Renders message content in the organization's context. */
 export function renderMessage(app: App, realmId: number, content: string): RenderResult {
+  const html = prerendered.get(app)?.get(content);
+  if (html !== undefined) {
+    return { html, mentionedUserIds: new Set(), mentionedGroupIds: new Set(), wildcardChannel: false, wildcardTopic: false, hasLink: false, hasImage: false, hasAttachment: false, linkedUploadPaths: [] };
+  }
   return renderMarkdown(content, renderContext(app, realmId));
 }
 
