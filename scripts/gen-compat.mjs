@@ -30,6 +30,9 @@ const PARLEY_ONLY_NOTES = [
   [/^\/settings\/(display|notifications)\b/, 'legacy settings endpoints Zulip still serves'],
   [/^\/realm$/, 'organization settings'],
   [/^\/tus\b/, 'tus resumable uploads (Zulip 11)'],
+  [/^\/bots\b/, "Zulip's bot administration endpoints (used by the web app; not in the OpenAPI document)"],
+  [/^\/realm\/profile_fields\/\{\}$/, 'edit or delete one custom profile field (Zulip serves it; undocumented in 10.2)'],
+  [/^\/users\/me\/profile_data\b/, 'own custom profile field values (Zulip serves it; undocumented in 10.2)'],
 ];
 
 function readEndpoints() {
