@@ -70,9 +70,9 @@ export function accessGroupForUpdate(
   opts: { allowDeactivated?: boolean } = {},
 ): UserGroupRow {
   const g = accessGroupForRead(app, user, groupId);
+  if (g.deactivated && !opts.allowDeactivated) throw errors.badRequest('User group is deactivated.');
   if (g.is_system_group) throw errors.insufficientPermission();
   if (!hasGroupPermission(app, user, g, setting)) throw errors.insufficientPermission();
-  if (g.deactivated && !opts.allowDeactivated) throw errors.badRequest('User group is deactivated.');
   return g;
 }
 
@@ -86,7 +86,9 @@ function userIdsToUsers(app: App, realmId: number, ids: number[]): number[] {
 
 function groupIdsAsSubgroups(app: App, realmId: number, ids: number[]): number[] {
   for (const id of ids) {
-    if (!findNamedGroup(app.db, realmId, id)) throw errors.badRequest('Invalid user group ID: {group_id}', { group_id: id });
+    const g = findNamedGroup(app.db, realmId, id);
+    if (!g) throw errors.badRequest('Invalid user group ID: {group_id}', { group_id: id });
+    if (g.deactivated) throw errors.badRequest('User group is deactivated.');
   }
   return [...new Set(ids)];
 }
@@ -96,6 +98,10 @@ function sendToRealm(app: App, realmId: number, event: Record<string, unknown> &
 }
 
 function storeSetting(app: App, realmId: number, setting: GroupSetting, value: GroupSettingValue, now: number): number {
+  // Deactivated groups cannot be a setting's value or part of it (Zulip's for_setting access).
+  for (const id of typeof value === 'number' ? [value] : value.direct_subgroups) {
+    if (findNamedGroup(app.db, realmId, id)?.deactivated) throw errors.badRequest('User group is deactivated.');
+  }
   return storeGroupSetting(app.db, realmId, setting, value, now, {
     allowInternet: false,
     allowNobody: true,
@@ -206,7 +212,7 @@ export function doUpdateUserGroup(app: App, user: UserRow, groupId: number, chan
       const req = typeof raw === 'object' && 'new' in raw ? raw : { new: raw as GroupSettingValue };
       const current = groupSettingForApi(app.db, g[s]);
       if (req.old !== undefined && normalizeSetting(req.old) !== normalizeSetting(current)) {
-        throw errors.badRequest("'old' value does not match the expected value.");
+        throw new JsonableError("'old' value does not match the expected value.", { code: 'EXPECTATION_MISMATCH' });
       }
       if (normalizeSetting(req.new) === normalizeSetting(current)) continue;
       const id = storeSetting(app, user.realm_id, s, req.new, now);

@@ -171,14 +171,20 @@ const STREAM_SETTING_COLUMNS = [
 ];
 
 /**
- * Where a group is used as a permission (Zulip's objections of CANNOT_DEACTIVATE_GROUP_IN_USE):
- * organization settings, active channels' settings, other active groups' settings.
+ * Where a group is in use (Zulip's objections of CANNOT_DEACTIVATE_GROUP_IN_USE, in its order): as a
+ * subgroup of active named groups, in active channels' settings, other active groups' settings, and
+ * organization settings.
  */
 export function groupUsage(db: Db, realmId: number, groupId: number): Record<string, unknown>[] {
   const objections: Record<string, unknown>[] = [];
-  const realm = stmt(db, 'SELECT * FROM realm WHERE id = ?').get(realmId) as Record<string, number | null>;
-  const realmSettings = REALM_SETTING_COLUMNS.filter((c) => settingUses(db, realm[c] ?? null, groupId));
-  if (realmSettings.length) objections.push({ type: 'realm', settings: realmSettings });
+  const supergroupIds = (
+    stmt(
+      db,
+      `SELECT g.id FROM user_group_subgroup s JOIN user_group g ON g.id = s.supergroup_id
+       WHERE s.subgroup_id = ? AND g.named = 1 AND g.deactivated = 0 ORDER BY g.id`,
+    ).all(groupId) as { id: number }[]
+  ).map((r) => r.id);
+  if (supergroupIds.length) objections.push({ type: 'subgroup', supergroup_ids: supergroupIds });
   const streams = stmt(db, 'SELECT * FROM stream WHERE realm_id = ? AND deactivated = 0 ORDER BY id').all(realmId) as Record<string, number | null>[];
   for (const s of streams) {
     const settings = STREAM_SETTING_COLUMNS.filter((c) => settingUses(db, s[c] ?? null, groupId));
@@ -192,5 +198,8 @@ export function groupUsage(db: Db, realmId: number, groupId: number): Record<str
     const settings = GROUP_SETTINGS.filter((c) => settingUses(db, g[c], groupId));
     if (settings.length) objections.push({ type: 'user_group', group_id: g.id, settings });
   }
+  const realm = stmt(db, 'SELECT * FROM realm WHERE id = ?').get(realmId) as Record<string, number | null>;
+  const realmSettings = REALM_SETTING_COLUMNS.filter((c) => settingUses(db, realm[c] ?? null, groupId));
+  if (realmSettings.length) objections.push({ type: 'realm', settings: realmSettings });
   return objections;
 }

@@ -80,6 +80,10 @@ describe('POST /user_groups/create', () => {
     assert.deepEqual((await post({ subgroups: [9999] })).body, bad('Invalid user group ID: 9999'));
     assert.deepEqual((await post({ can_join_group: sys['role:internet'] })).body, bad("'can_join_group' setting cannot be set to 'role:internet' group."));
     assert.deepEqual((await post({ can_manage_group: sys['role:everyone'] })).body, bad("'can_manage_group' setting cannot be set to 'role:everyone' group."));
+    const gone = await create(t.users.owner);
+    await t.api(t.users.owner, 'POST', `/user_groups/${gone}/deactivate`);
+    assert.deepEqual((await post({ subgroups: [gone] })).body, bad('User group is deactivated.'));
+    assert.deepEqual((await post({ can_mention_group: gone })).body, bad('User group is deactivated.'));
     assert.deepEqual((await t.api(h, 'POST', '/user_groups/create', { name: 'V', members: [] })).body, {
       result: 'error',
       msg: "Missing 'description' argument",
@@ -152,7 +156,7 @@ describe('PATCH /user_groups/{id}', () => {
     assert.equal(g.can_add_members_group, sys['role:members']);
     assert.deepEqual(
       (await t.api(h, 'PATCH', `/user_groups/${id}`, { can_add_members_group: { new: sys['role:nobody'], old: sys['role:owners'] } })).body,
-      bad("'old' value does not match the expected value."),
+      { result: 'error', msg: "'old' value does not match the expected value.", code: 'EXPECTATION_MISMATCH' },
     );
   });
 
@@ -297,6 +301,7 @@ describe('POST /user_groups/{id}/deactivate', () => {
     const owner = t.users.owner;
     const used = await create(owner);
     const user = await create(owner, { can_mention_group: { direct_members: [], direct_subgroups: [used, sys['role:owners']] } });
+    const parent = await create(owner, { subgroups: [used] });
     t.app.db.prepare('UPDATE realm SET can_create_bots_group = ?').run(used);
     try {
       const res = await t.api(owner, 'POST', `/user_groups/${used}/deactivate`);
@@ -305,8 +310,9 @@ describe('POST /user_groups/{id}/deactivate', () => {
         msg: 'Cannot deactivate user group in use.',
         code: 'CANNOT_DEACTIVATE_GROUP_IN_USE',
         objections: [
-          { type: 'realm', settings: ['can_create_bots_group'] },
+          { type: 'subgroup', supergroup_ids: [parent] },
           { type: 'user_group', group_id: user, settings: ['can_mention_group'] },
+          { type: 'realm', settings: ['can_create_bots_group'] },
         ],
       });
     } finally {
