@@ -9,7 +9,7 @@ import { BOT_TYPE, ROLE, ROLES } from '../lib/roles';
 import { newApiKey } from '../lib/secrets';
 import { accessStreamByName } from '../lib/streams';
 import { avatarUrl, canAdminUser, findUserByDeliveryEmail, findUserById, isAdmin, isBot, isOwner, type UserRow } from '../lib/users';
-import { checkFullName } from '../lib/validate';
+import { checkFullName, isValidEmail } from '../lib/validate';
 import { requireMemberOrAdmin } from './user-groups';
 import { activeUserIds, doCreateUser } from './users';
 
@@ -138,23 +138,25 @@ export interface NewBot {
 export function doCreateBot(app: App, user: UserRow, spec: NewBot): Record<string, unknown> {
   requireMemberOrAdmin(user);
   return app.batch.write(() => {
+    // Zulip's order of checks (add_bot_backend); payload_url is a typed parameter, so it comes first.
+    if (spec.botType === BOT_TYPE.OUTGOING_WEBHOOK) checkPayloadUrl(spec.payloadUrl);
     const shortName = spec.shortName.trim();
     if (shortName === '') throw errors.badRequest('Bad name or username');
     const fullName = checkFullName(spec.fullName);
-    if (![BOT_TYPE.GENERIC, BOT_TYPE.INCOMING_WEBHOOK, BOT_TYPE.OUTGOING_WEBHOOK, BOT_TYPE.EMBEDDED].includes(spec.botType as 1)) {
-      throw errors.badRequest('Invalid bot type');
-    }
-    checkCanCreateBot(app, user, spec.botType);
-    if (!SERVICE_INTERFACES.includes(spec.interfaceType)) throw errors.badRequest('Invalid interface type');
     if (spec.botType === BOT_TYPE.EMBEDDED) {
       // No embedded bot handlers ship with Parley.
       throw errors.badRequest('Embedded bots are not enabled.');
     }
-    if (spec.botType === BOT_TYPE.OUTGOING_WEBHOOK) checkPayloadUrl(spec.payloadUrl);
-    checkBotNameAvailable(app, user.realm_id, fullName);
     const domain = user.delivery_email.slice(user.delivery_email.lastIndexOf('@') + 1);
     const email = `${shortName}-bot@${domain}`;
+    if (!isValidEmail(email)) throw errors.badRequest('Bad name or username');
     if (findUserByDeliveryEmail(app.db, user.realm_id, email)) throw errors.badRequest('Email is already in use.');
+    checkBotNameAvailable(app, user.realm_id, fullName);
+    checkCanCreateBot(app, user, spec.botType);
+    if (![BOT_TYPE.GENERIC, BOT_TYPE.INCOMING_WEBHOOK, BOT_TYPE.OUTGOING_WEBHOOK, BOT_TYPE.EMBEDDED].includes(spec.botType as 1)) {
+      throw errors.badRequest('Invalid bot type');
+    }
+    if (!SERVICE_INTERFACES.includes(spec.interfaceType)) throw errors.badRequest('Invalid interface type');
     const sending = spec.defaultSendingStream ? accessStreamByName(app.db, user, spec.defaultSendingStream) : null;
     const register = spec.defaultEventsRegisterStream ? accessStreamByName(app.db, user, spec.defaultEventsRegisterStream) : null;
     const created = doCreateUser(app, {
