@@ -14,8 +14,11 @@ export interface MultipartOptions {
   tmpDir: string | null;
   maxFieldBytes: number;
   maxFileBytes: number;
-  /** Called when the parser wants the producer to pause (false) or resume (true). */
-  flow(resume: boolean): void;
+  /**
+   * Pauses or resumes the producer for one reason ('parser' or 'file'). The producer must stay paused
+   * while any reason holds: a draining parser must not resume a socket the disk is still behind on.
+   */
+  flow(reason: 'parser' | 'file', paused: boolean): void;
 }
 
 export interface MultipartResult {
@@ -71,10 +74,10 @@ export class MultipartParser {
         file.size += chunk.length;
         if (!out.write(chunk)) {
           stream.pause();
-          opts.flow(false);
+          opts.flow('file', true);
           out.once('drain', () => {
             stream.resume();
-            opts.flow(true);
+            opts.flow('file', false);
           });
         }
       });
@@ -105,7 +108,7 @@ export class MultipartParser {
         else resolve({ fields: this.fields, files: this.files });
       });
     });
-    this.bb.on('drain', () => opts.flow(true));
+    this.bb.on('drain', () => opts.flow('parser', false));
   }
 
   private fail(err: JsonableError): void {
@@ -114,7 +117,7 @@ export class MultipartParser {
 
   /** Feeds one chunk (already copied out of uWS's buffer). */
   write(chunk: Buffer): void {
-    if (!this.bb.write(chunk)) this.opts.flow(false);
+    if (!this.bb.write(chunk)) this.opts.flow('parser', true);
   }
 
   end(): void {

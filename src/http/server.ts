@@ -373,6 +373,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
           tmpDir = path.join(app.uploadsDir, 'tmp');
           fs.mkdirSync(tmpDir, { recursive: true });
         }
+        const pauses = new Set<string>();
         try {
           parser = new MultipartParser({
             contentType,
@@ -381,10 +382,12 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
             // busboy flags a file that reaches its limit as truncated: allow one byte more so a
             // file of exactly max_file_upload_size_mib passes and one byte over is refused.
             maxFileBytes: maxFile + 1,
-            flow: (resume) => {
+            flow: (reason, paused) => {
               if (p.aborted) return;
-              if (resume) p.res.resume();
-              else p.res.pause();
+              if (paused) pauses.add(reason);
+              else pauses.delete(reason);
+              if (pauses.size > 0) p.res.pause();
+              else p.res.resume();
             },
           });
         } catch (err) {
