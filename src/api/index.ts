@@ -9,6 +9,7 @@ import { inviteRoutes } from './invites';
 import { pageRoutes } from './pages';
 import { linkifierRoutes } from './linkifiers';
 import { messageRoutes } from './messages';
+import { messageExtraRoutes } from './message-extras';
 import { presenceRoutes } from './presence';
 import { profileFieldRoutes } from './profile-fields';
 import { pushRoutes } from './push';
@@ -20,9 +21,10 @@ import { typingRoutes } from './typing';
 import { uploadRoutes } from './uploads';
 import { userGroupRoutes } from './user-groups';
 import { userRoutes } from './users';
+import { userTopicRoutes } from './user-topics';
 
 export const allRoutes: readonly AnyRoute[] = [
-  ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes,
+  ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...userTopicRoutes,
   ...userGroupRoutes, ...botRoutes, ...botStorageRoutes, ...profileFieldRoutes,
   ...typingRoutes, ...scheduledMessageRoutes,
   ...settingsRoutes, ...draftRoutes, ...presenceRoutes, ...linkifierRoutes,

@@ -79,6 +79,14 @@ registerStateProvider('message', (app, user, opts) => {
   const membersOf = (gid: number) =>
     opts.memo(`dm_members_${gid}`, () => (stmt(app.db, 'SELECT user_id FROM direct_group_member WHERE group_id = ? ORDER BY user_id').all(gid) as { user_id: number }[]).map((r) => r.user_id));
   const muted = opts.memo('muted_streams', () => new Set((stmt(app.db, 'SELECT stream_id FROM subscription WHERE user_id = ? AND is_muted = 1').all(user.id) as { stream_id: number }[]).map((r) => r.stream_id)));
+  const topicPolicies = opts.memo('topic_policies', () => {
+    const rows = stmt(app.db, 'SELECT stream_id, topic_key, visibility_policy FROM user_topic WHERE user_id = ?').all(user.id) as {
+      stream_id: number;
+      topic_key: string;
+      visibility_policy: number;
+    }[];
+    return new Map(rows.map((r) => [`${r.stream_id}\u0000${r.topic_key}`, r.visibility_policy]));
+  });
   let count = 0;
   for (const r of rows) {
     if (r.flags & MENTION_FLAGS) mentions.push(r.id);
@@ -87,7 +95,9 @@ registerStateProvider('message', (app, user, opts) => {
       const entry = streams.get(key) ?? { stream_id: r.stream_id, topic: showTopic(r.topic), unread_message_ids: [] };
       entry.unread_message_ids.push(r.id);
       streams.set(key, entry);
-      if (!muted.has(r.stream_id)) count++;
+      // zulip-compat: the count leaves out muted messages as Zulip's is_row_muted decides them.
+      const policy = topicPolicies.get(key) ?? 0;
+      if (muted.has(r.stream_id) ? policy === 2 || policy === 3 : policy !== 1) count++;
       continue;
     }
     count++;

@@ -1,0 +1,129 @@
+// Personal topic preferences (visibility policy: muted, unmuted, followed), the legacy topic-muting
+// endpoint, and the bulk subscription update that composes subscribe and unsubscribe.
+import type { App } from '../app';
+import { stmt } from '../db/stmt';
+import { errors } from '../http/errors';
+import { nowSeconds } from '../lib/clock';
+import { topicKey } from '../lib/narrow';
+import { getRealmById, type RealmRow } from '../lib/realm';
+import { accessStreamById, accessStreamByName, canAccessStreamContent, findStreamById, findStreamByName, type StreamRow } from '../lib/streams';
+import type { UserRow } from '../lib/users';
+import { topicFromClient } from './message-extras';
+import { doSubscribe, doUnsubscribe, type SubscribeResult } from './subscriptions';
+
+export const VISIBILITY_POLICY = { inherit: 0, muted: 1, unmuted: 2, followed: 3 } as const;
+
+/** Zulip's access_stream_by_id / _by_name: content access, active channels only. */
+function accessStream(app: App, user: UserRow, by: { id?: number; name?: string }): StreamRow {
+  const s = by.id !== undefined ? accessStreamById(app.db, user, by.id) : accessStreamByName(app.db, user, by.name as string);
+  if (!canAccessStreamContent(app.db, user, s)) {
+    throw by.id !== undefined ? errors.badRequest('Invalid channel ID') : errors.badRequest("Invalid channel name '{name}'", { name: by.name });
+  }
+  return s;
+}
+
+/**
+ * Zulip's access_stream_to_remove_visibility_policy: removing a policy needs only that the channel
+ * exists in the organization (access may have been lost since the topic was muted).
+ */
+function streamForRemoval(app: App, user: UserRow, by: { id?: number; name?: string }, error: string): StreamRow {
+  const s = by.id !== undefined ? findStreamById(app.db, user.realm_id, by.id) : findStreamByName(app.db, user.realm_id, by.name as string);
+  if (!s) throw errors.badRequest(error);
+  return s;
+}
+
+/** The legacy muted_topics list: [channel name, topic, last_updated] for each muted topic. */
+function legacyMutedTopics(app: App, user: UserRow, realm: RealmRow): [string, string, number][] {
+  const rows = stmt(
+    app.db,
+    `SELECT s.name AS stream_name, t.topic_name, t.last_updated FROM user_topic t JOIN stream s ON s.id = t.stream_id
+     WHERE t.user_id = ? AND t.visibility_policy = 1 ORDER BY t.last_updated, t.stream_id, t.topic_key`,
+  ).all(user.id) as { stream_name: string; topic_name: string; last_updated: number }[];
+  // zulip-compat: the legacy event goes to clients that predate the empty topic, so "" is shown by its display name.
+  return rows.map((r) => [r.stream_name, r.topic_name === '' ? realm.empty_topic_display_name : r.topic_name, r.last_updated]);
+}
+
+/**
+ * Sets (or with 0 removes) the user's visibility policy for a topic. As Zulip: a request that changes
+ * nothing sends nothing; otherwise the legacy `muted_topics` event (the registry drops it for queues
+ * that asked for user_topic) and the `user_topic` event.
+ */
+function setVisibilityPolicy(app: App, user: UserRow, s: StreamRow, topic: string, policy: number): void {
+  const key = topicKey(topic);
+  const existing = stmt(app.db, 'SELECT visibility_policy FROM user_topic WHERE user_id = ? AND stream_id = ? AND topic_key = ?').get(user.id, s.id, key) as
+    | { visibility_policy: number }
+    | undefined;
+  const now = nowSeconds(app.clock);
+  if (policy === VISIBILITY_POLICY.inherit) {
+    if (!existing) return;
+    stmt(app.db, 'DELETE FROM user_topic WHERE user_id = ? AND stream_id = ? AND topic_key = ?').run(user.id, s.id, key);
+  } else if (existing) {
+    if (existing.visibility_policy === policy) return;
+    stmt(app.db, 'UPDATE user_topic SET visibility_policy = ?, last_updated = ? WHERE user_id = ? AND stream_id = ? AND topic_key = ?').run(
+      policy,
+      now,
+      user.id,
+      s.id,
+      key,
+    );
+  } else {
+    stmt(app.db, 'INSERT INTO user_topic (user_id, stream_id, topic_key, topic_name, visibility_policy, last_updated) VALUES (?, ?, ?, ?, ?, ?)').run(
+      user.id,
+      s.id,
+      key,
+      topic,
+      policy,
+      now,
+    );
+  }
+  app.batch.onCommit(() => {
+    const realm = getRealmById(app.db, user.realm_id) as RealmRow;
+    app.events.send({ type: 'muted_topics', muted_topics: legacyMutedTopics(app, user, realm) }, [user.id]);
+    app.events.send({ type: 'user_topic', stream_id: s.id, topic_name: topic, last_updated: now, visibility_policy: policy }, [user.id]);
+  });
+}
+
+/** POST /user_topics. */
+export function doUpdateUserTopic(app: App, user: UserRow, streamId: number, rawTopic: string, policy: number): void {
+  app.batch.write(() => {
+    const realm = getRealmById(app.db, user.realm_id) as RealmRow;
+    const topic = topicFromClient(realm, rawTopic);
+    const s = policy === VISIBILITY_POLICY.inherit ? streamForRemoval(app, user, { id: streamId }, 'Invalid channel ID') : accessStream(app, user, { id: streamId });
+    setVisibilityPolicy(app, user, s, topic, policy);
+  });
+}
+
+/** PATCH /users/me/subscriptions/muted_topics (legacy): mute (add) or clear (remove) a topic. */
+export function doUpdateMutedTopic(app: App, user: UserRow, by: { id?: number; name?: string }, rawTopic: string, op: 'add' | 'remove'): void {
+  if (by.id === undefined && by.name === undefined) throw errors.badRequest("Missing '{var_name}' argument", { var_name: 'stream_id' });
+  if (by.id !== undefined && by.name !== undefined) throw errors.incompatible(['stream_id', 'stream']);
+  app.batch.write(() => {
+    const realm = getRealmById(app.db, user.realm_id) as RealmRow;
+    const topic = topicFromClient(realm, rawTopic);
+    if (op === 'add') setVisibilityPolicy(app, user, accessStream(app, user, by), topic, VISIBILITY_POLICY.muted);
+    else setVisibilityPolicy(app, user, streamForRemoval(app, user, by, 'Topic is not muted'), topic, VISIBILITY_POLICY.inherit);
+  });
+}
+
+export interface UpdateSubscriptionsResult extends SubscribeResult {
+  removed: string[];
+  not_removed: string[];
+}
+
+/**
+ * PATCH /users/me/subscriptions: Zulip's compose_views of POST and DELETE for the current user, in
+ * one transaction (a failing half rolls back the other).
+ */
+export function doUpdateSubscriptions(
+  app: App,
+  user: UserRow,
+  add: { name: string; color?: string; description?: string }[],
+  remove: string[],
+): UpdateSubscriptionsResult {
+  if (add.length === 0 && remove.length === 0) throw errors.badRequest('Nothing to do. Specify at least one of "add" or "delete".');
+  return app.batch.write(() => {
+    const subscribed = doSubscribe(app, user, { streams: add, principals: null, authorizationErrorsFatal: true, channelSpec: {} });
+    const removed = doUnsubscribe(app, user, remove, null);
+    return { ...subscribed, ...removed };
+  });
+}
