@@ -4,6 +4,7 @@
 // to its savepoint). Replies and events wait until the commit: nothing is announced that could still
 // be lost, and a failed commit turns every waiting reply into a 500.
 import type { Db } from './open';
+import { invalidateAll } from './watch';
 
 type CommitHook = (committed: boolean) => void;
 
@@ -95,6 +96,7 @@ export class WriteBatch {
         /* already rolled back by SQLite */
       }
       // Caches may hold rows this transaction wrote: they must forget them.
+      invalidateAll(this.db);
       for (const fn of this.failureListeners) fn();
     }
     this.open = false;

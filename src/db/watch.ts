@@ -6,7 +6,7 @@ import type { Db } from './open';
 const listeners = new WeakMap<Db, Map<string, Set<() => void>>>();
 
 /** Calls `onChange` after any row of `table` changes on `db`. Returns the unsubscribe function. */
-export function watchTable(db: Db, table: 'user' | 'realm' | 'session', onChange: () => void): () => void {
+export function watchTable(db: Db, table: 'user' | 'realm' | 'session' | 'stream', onChange: () => void): () => void {
   let byTable = listeners.get(db);
   if (!byTable) {
     byTable = new Map();
@@ -29,4 +29,9 @@ export function watchTable(db: Db, table: 'user' | 'realm' | 'session', onChange
   }
   set.add(onChange);
   return () => set.delete(onChange);
+}
+
+/** Tells every watcher of `db` that anything may have changed (a failed commit undid the turn's writes). */
+export function invalidateAll(db: Db): void {
+  for (const set of listeners.get(db)?.values() ?? []) for (const fn of set) fn();
 }

@@ -1,6 +1,7 @@
 // Read side of the organization: one realm per data dir for now.
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
+import { watchTable } from '../db/watch';
 
 export interface RealmRow {
   id: number;
@@ -22,9 +23,25 @@ export function findRealm(db: Db): RealmRow | null {
   return (stmt(db, 'SELECT * FROM realm ORDER BY id LIMIT 1').get() as RealmRow | undefined) ?? null;
 }
 
-/** The organization by id. */
+const realmCaches = new WeakMap<Db, Map<number, RealmRow | null>>();
+
+/**
+ * The organization by id. Read on nearly every request, so kept in memory; any write to the realm
+ * table (or a failed commit) clears the copy.
+ */
 export function getRealmById(db: Db, id: number): RealmRow | null {
-  return (stmt(db, 'SELECT * FROM realm WHERE id = ?').get(id) as RealmRow | undefined) ?? null;
+  let cache = realmCaches.get(db);
+  if (!cache) {
+    const fresh = new Map<number, RealmRow | null>();
+    watchTable(db, 'realm', () => fresh.clear());
+    realmCaches.set(db, (cache = fresh));
+  }
+  let row = cache.get(id);
+  if (row === undefined) {
+    row = (stmt(db, 'SELECT * FROM realm WHERE id = ?').get(id) as RealmRow | undefined) ?? null;
+    cache.set(id, row && (Object.freeze(row) as RealmRow));
+  }
+  return row;
 }
 
 /** The system group id named `name` in `realmId`. */

@@ -2,6 +2,7 @@
 // channels and subscriptions. "Missing" and "not yours" answer the same, so existence never leaks.
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
+import { watchTable } from '../db/watch';
 import { errors } from '../http/errors';
 import { groupSettingForApi, isUserInGroup } from './groups';
 import { isAdmin, isGuest, type UserRow } from './users';
@@ -68,8 +69,24 @@ export interface SubscriptionRow {
   wildcard_mentions_notify: number | null;
 }
 
+const streamCaches = new WeakMap<Db, Map<number, StreamRow>>();
+
+/** A channel by id. Kept in memory (bounded); any write to the stream table clears the copies. */
 export function findStreamById(db: Db, realmId: number, id: number): StreamRow | null {
-  return (stmt(db, 'SELECT * FROM stream WHERE realm_id = ? AND id = ?').get(realmId, id) as StreamRow | undefined) ?? null;
+  let cache = streamCaches.get(db);
+  if (!cache) {
+    const fresh = new Map<number, StreamRow>();
+    watchTable(db, 'stream', () => fresh.clear());
+    streamCaches.set(db, (cache = fresh));
+  }
+  let row = cache.get(id);
+  if (row === undefined) {
+    row = stmt(db, 'SELECT * FROM stream WHERE id = ?').get(id) as StreamRow | undefined;
+    if (!row) return null;
+    if (cache.size >= 10_000) cache.clear();
+    cache.set(id, Object.freeze(row) as StreamRow);
+  }
+  return row.realm_id === realmId ? row : null;
 }
 
 export function findStreamByName(db: Db, realmId: number, name: string): StreamRow | null {
