@@ -165,7 +165,8 @@ export function htmlDiff(before: string, after: string): string {
   const b = tokenize(after);
   const isTag = (t: string) => t.startsWith('<');
   const ins = (t: string) => (isTag(t) || /^\s+$/.test(t) ? t : `<span class="highlight_text_inserted">${t}</span>`);
-  const del = (t: string) => (isTag(t) || /^\s+$/.test(t) ? '' : `<span class="highlight_text_deleted">${t}</span>`);
+  // Deleted tags go (the new markup wins); deleted whitespace stays, so words do not run together.
+  const del = (t: string) => (isTag(t) ? '' : /^\s+$/.test(t) ? t : `<span class="highlight_text_deleted">${t}</span>`);
   if (a.length > DIFF_TOKEN_LIMIT || b.length > DIFF_TOKEN_LIMIT) {
     return a.map(del).join('') + b.map(ins).join('');
   }
