@@ -29,6 +29,7 @@ import {
   type StreamRow,
 } from '../lib/streams';
 import { findUserByEmail, findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
+import { sendTimeFlags } from './alert-words';
 import { queueMessagePush } from './push';
 import { streamViewers } from './streams';
 
@@ -225,6 +226,8 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     // flags differ: mentioned users and the sender.
     stmt(app.db, 'INSERT OR IGNORE INTO usermessage (user_id, message_id, flags) SELECT value, ?, ? FROM json_each(?)').run(id, base, JSON.stringify(all));
     if (readBySender) mentions.set(sender.id, (mentions.get(sender.id) ?? 0) | FLAG.read);
+    // has_alert_word, and already read for users who muted the sender (src/actions/alert-words.ts).
+    for (const [uid, bits] of sendTimeFlags(app, sender, content, all)) mentions.set(uid, (mentions.get(uid) ?? 0) | bits);
     const setFlags = stmt(app.db, 'UPDATE usermessage SET flags = flags | ? WHERE user_id = ? AND message_id = ?');
     for (const [uid, bits] of mentions) if (all.includes(uid)) setFlags.run(bits, uid, id);
     linkUploads(app, sender, id, rendered);

@@ -18,6 +18,7 @@ import {
 } from '../lib/users';
 import { checkFullName, checkPasswordStrength, isValidEmail } from '../lib/validate';
 import { removeUserPushRegistrations } from './push';
+import { applyRealmUserDefaults } from './realm-defaults';
 import { syncSystemGroupsForRole } from './user-groups';
 
 export interface NewUser {
@@ -91,6 +92,8 @@ export function doCreateUser(app: App, spec: NewUser): CreatedUser {
         spec.firstLoginPending ? 1 : 0,
       ).lastInsertRowid,
     );
+    // New humans start from the organization's defaults (PATCH /realm/user_settings_defaults).
+    if (spec.botType === null || spec.botType === undefined) applyRealmUserDefaults(app, { id: userId, realm_id: spec.realmId } as UserRow);
     const row = findUserById(app.db, spec.realmId, userId) as UserRow;
     syncSystemGroupsForRole(app, row, null, spec.role);
     app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'add', person: formatUser(row) }, activeUserIds(app, spec.realmId)));
@@ -124,6 +127,16 @@ export function doDeactivateUser(app: App, acting: UserRow, targetId: number): v
       throw errors.badRequest('Cannot deactivate the only organization owner');
     }
     setActive(app, target, false);
+  });
+}
+
+/** DELETE /users/me: deactivates the caller; not the organization's only user or only owner. */
+export function doDeactivateOwnUser(app: App, user: UserRow): void {
+  app.batch.write(() => {
+    const active = stmt(app.db, 'SELECT count(*) AS n FROM user WHERE realm_id = ? AND is_active = 1').get(user.realm_id) as { n: number };
+    if (active.n === 1) throw errors.cannotDeactivateLast('user', false);
+    if (isOwner(user) && activeOwnerIds(app.db, user.realm_id).length <= 1) throw errors.cannotDeactivateLast('organization owner', true);
+    setActive(app, user, false);
   });
 }
 

@@ -22,6 +22,12 @@ import { uploadRoutes } from './uploads';
 import { userGroupRoutes } from './user-groups';
 import { userRoutes } from './users';
 import { userTopicRoutes } from './user-topics';
+import { alertWordRoutes } from './alert-words';
+import { mutedUserRoutes } from './muted-users';
+import { realmDefaultsRoutes } from './realm-defaults';
+import { realmEmojiRoutes } from './realm-emoji';
+import { userExtraRoutes } from './users-extra';
+import { userStatusRoutes } from './user-status';
 
 export const allRoutes: readonly AnyRoute[] = [
   ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...userTopicRoutes,
@@ -29,4 +35,5 @@ export const allRoutes: readonly AnyRoute[] = [
   ...typingRoutes, ...scheduledMessageRoutes,
   ...settingsRoutes, ...draftRoutes, ...presenceRoutes, ...linkifierRoutes,
   ...inviteRoutes, ...pageRoutes,
-  ...uploadRoutes, ...tusRoutes, ...pushRoutes];
+  ...uploadRoutes, ...tusRoutes, ...pushRoutes,
+  ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes];

@@ -21,6 +21,7 @@
 import type { App } from '../app';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
+import { accessibleUsers } from '../lib/access';
 import { nowSeconds } from '../lib/clock';
 import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
 import { presencesForUser } from '../lib/presence';
@@ -551,13 +552,27 @@ registerStateProvider('realm', (app, user, opts) => {
   };
   for (const [name, id] of Object.entries(groupIds)) state[`realm_${name}`] = groupSettingValue(db, id);
   // Settings stored without a column yet (realm.extra_settings) override the defaults above.
-  for (const [k, v] of Object.entries(extra)) if (!(k in REALM_PERMISSION_SETTINGS)) state[`realm_${k}`] = v;
+  for (const [k, v] of Object.entries(extra)) if (!(k in REALM_PERMISSION_SETTINGS) && k !== REALM_DEFAULTS_KEY) state[`realm_${k}`] = v;
   return state;
 });
 
-registerStateProvider('realm_user_settings_defaults', (app) => ({
+/** realm.extra_settings key of the changed new-user defaults (REALM_DEFAULTS_KEY in src/actions/realm-defaults.ts). */
+const REALM_DEFAULTS_KEY = 'user_settings_defaults';
+
+/** The organization's defaults for new users: column defaults, overridden by PATCH /realm/user_settings_defaults. */
+export function realmUserSettingsDefaults(app: App, realmId: number): Record<string, unknown> {
+  const realm = getRealmById(app.db, realmId) as RealmRow | null;
+  const stored = realm ? extraSettings(realm)[REALM_DEFAULTS_KEY] : undefined;
+  const out = settingDefaults(app.db);
+  if (stored && typeof stored === 'object' && !Array.isArray(stored)) {
+    for (const [k, v] of Object.entries(stored)) if (k in out) out[k] = v;
+  }
+  return out;
+}
+
+registerStateProvider('realm_user_settings_defaults', (app, user) => ({
   realm_user_settings_defaults: {
-    ...settingDefaults(app.db),
+    ...realmUserSettingsDefaults(app, user.realm_id),
     emojiset_choices: EMOJISET_CHOICES,
     available_notification_sounds: NOTIFICATION_SOUNDS,
   },
@@ -803,7 +818,7 @@ registerStateProvider('presence', (app, user, opts) => {
   return { presences, presence_last_update_id, server_timestamp: app.clock.nowMs() / 1000 };
 });
 
-registerStateProvider('user_status', (app, user) => {
+registerStateProvider('user_status', (app, user, opts) => {
   const rows = stmt(
     app.db,
     `SELECT s.user_id, s.status_text, s.emoji_name, s.emoji_code, s.reaction_type, u.presence_enabled
@@ -817,7 +832,10 @@ registerStateProvider('user_status', (app, user) => {
     presence_enabled: number;
   }[];
   const out: Record<string, unknown> = {};
+  // Only users the viewer may access (Zulip's get_all_users_status_dict).
+  const access = opts.memo('accessibleUsers', () => accessibleUsers(app.db, user));
   for (const r of rows) {
+    if (access && !access.has(r.user_id)) continue;
     const d: Record<string, unknown> = {};
     // zulip-compat: the deprecated `away` mirrors a disabled presence_enabled.
     if (!r.presence_enabled) d.away = true;
