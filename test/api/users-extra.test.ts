@@ -1,0 +1,90 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
+import { createChannel, err, SUCCESS } from '../helpers/chat';
+
+let t: TestServer;
+before(async () => {
+  t = await startTestServer();
+});
+after(() => t.close());
+
+async function queue(user: TestUser, types: string[]): Promise<string> {
+  const res = await t.api(user, 'POST', '/register', { event_types: types, fetch_event_types: [] });
+  assert.equal(res.status, 200, res.text);
+  return res.body.queue_id;
+}
+async function events(user: TestUser, queueId: string): Promise<any[]> {
+  const res = await t.api(user, 'GET', '/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+  assert.equal(res.status, 200, res.text);
+  return res.body.events.filter((e: any) => e.type !== 'heartbeat').map(({ id, ...rest }: any) => rest);
+}
+
+describe('GET /users/{user_id}/channels', () => {
+  it('lists the channels the user is subscribed to that the caller can see', async () => {
+    const open = await createChannel(t, t.users.owner, 'open', [t.users.hamlet, t.users.othello]);
+    const secret = await createChannel(t, t.users.owner, 'secret', [t.users.hamlet], { invite_only: true });
+    const shared = await createChannel(t, t.users.owner, 'shared-secret', [t.users.hamlet, t.users.othello], { invite_only: true });
+    const mine = (await t.api(t.users.hamlet, 'GET', `/users/${t.users.hamlet.id}/channels`)).body;
+    assert.deepEqual(mine, { ...SUCCESS, subscribed_channel_ids: [open, secret, shared] });
+    // Othello is not in "secret": it is not revealed to him.
+    assert.deepEqual((await t.api(t.users.othello, 'GET', `/users/${t.users.hamlet.id}/channels`)).body, {
+      ...SUCCESS,
+      subscribed_channel_ids: [open, shared],
+    });
+    assert.deepEqual((await t.api(t.users.hamlet, 'GET', `/users/${t.users.guest.id}/channels`)).body, { ...SUCCESS, subscribed_channel_ids: [] });
+  });
+
+  it('answers No such user for unknown users', async () => {
+    assert.deepEqual((await t.api(t.users.hamlet, 'GET', '/users/99999/channels')).body, err('No such user'));
+  });
+});
+
+describe('GET /bots/{bot_id}/api_key', () => {
+  it('gives the owner and administrators the key', async () => {
+    assert.deepEqual((await t.api(t.users.hamlet, 'GET', `/bots/${t.users.bot.id}/api_key`)).body, { ...SUCCESS, api_key: t.users.bot.apiKey });
+    assert.deepEqual((await t.api(t.users.admin, 'GET', `/bots/${t.users.bot.id}/api_key`)).body, { ...SUCCESS, api_key: t.users.bot.apiKey });
+  });
+
+  it('refuses others and non-bots', async () => {
+    assert.deepEqual((await t.api(t.users.othello, 'GET', `/bots/${t.users.bot.id}/api_key`)).body, err('Insufficient permission'));
+    assert.deepEqual((await t.api(t.users.admin, 'GET', `/bots/${t.users.hamlet.id}/api_key`)).body, err('No such bot'));
+    assert.deepEqual((await t.api(t.users.admin, 'GET', '/bots/99999/api_key')).body, err('No such bot'));
+  });
+});
+
+describe('DELETE /users/me', () => {
+  it('refuses the only organization owner', async () => {
+    const res = await t.api(t.users.owner, 'DELETE', '/users/me');
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, {
+      ...err('Cannot deactivate the only organization owner.', 'CANNOT_DEACTIVATE_LAST_USER'),
+      is_last_owner: true,
+      entity: 'organization owner',
+    });
+  });
+
+  it('deactivates the caller, announces it, and their key stops working', async () => {
+    const q = await queue(t.users.hamlet, ['realm_user']);
+    assert.deepEqual((await t.api(t.users.othello, 'DELETE', '/users/me')).body, SUCCESS);
+    assert.deepEqual(await events(t.users.hamlet, q), [
+      { type: 'realm_user', op: 'update', person: { user_id: t.users.othello.id, is_active: false } },
+    ]);
+    const after = await t.api(t.users.othello, 'GET', '/users/me');
+    assert.equal(after.status, 401);
+    // Deactivated users' subscriptions can still be listed.
+    assert.equal((await t.api(t.users.hamlet, 'GET', `/users/${t.users.othello.id}/channels`)).status, 200);
+  });
+
+  it('refuses the only user of the organization', async () => {
+    for (const u of ['admin', 'moderator', 'hamlet', 'guest', 'bot'] as const) {
+      t.app.db.prepare('UPDATE user SET is_active = 0 WHERE id = ?').run(t.users[u].id);
+    }
+    const res = await t.api(t.users.owner, 'DELETE', '/users/me');
+    assert.deepEqual(res.body, {
+      ...err('Cannot deactivate the only user.', 'CANNOT_DEACTIVATE_LAST_USER'),
+      is_last_owner: false,
+      entity: 'user',
+    });
+  });
+});
