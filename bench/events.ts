@@ -1,0 +1,586 @@
+// Event delivery benchmark (issue 4), run by hand: `node --import tsx bench/events.ts`; prints numbers,
+// never part of the tests.
+//  (a) fan-out latency: a channel whose 1,000 members each have one registered queue with a GET /events
+//      long-poll parked on its own keep-alive connection; a sender (the owner, subscribed, not polling)
+//      POSTs messages to the channel one at a time. For every message and poller: the time from the
+//      moment the sender's POST /messages reply arrives to the moment that poller has the whole
+//      /events response (the poller then re-parks). Targets: p50 < 2 ms, p99 < 20 ms.
+//  (b) memory per idle queue: server VmRSS after 1,000 registered queues (no poll parked) minus VmRSS
+//      before registering, / 1,000; also 5,000 queues. Target < 10 KB. Plus the exact JS heap of a
+//      queue, allocated in this process through allocateQueue with a forced GC around it.
+// Options: --users N (1000 pollers) --messages N (20 measured, after 2 unmeasured warm-up messages)
+//          --gap-ms N (300: pause after every poller has its event, for the re-parks to land)
+//          --queues-max N (5000) --parts ab --cpu-prof DIR (the server writes a .cpuprofile there on exit)
+//          --server FILE.cjs (run a bundle such as dist/parley.cjs with node instead of src/main.ts through tsx)
+//          --repark immediate|after-all (after-all: pollers re-park only once every poller has the message,
+//          so the server and client CPU of the delivery alone can be read)
+// The server is `node --import tsx src/main.ts serve` (the working tree, not dist/parley) on 127.0.0.1,
+// port 0, rate limits off, PARLEY_HEARTBEAT_SECONDS=3600 so no heartbeat wakes a poll mid-run. The
+// clients are raw keep-alive sockets in this one process: each /events response is timestamped
+// in its socket's data callback; parsing and re-parking wait for a setImmediate so that they do not
+// delay the timestamps of the other sockets that became readable in the same event-loop turn.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { parseArgs } from 'node:util';
+import { createApp } from '../src/app';
+import { configFromEnv } from '../src/config';
+import { doCreateRealm } from '../src/actions/realm';
+import { doCreateUser } from '../src/actions/users';
+import { doCreateChannel } from '../src/actions/streams';
+import { doSubscribe } from '../src/actions/subscriptions';
+import { allocateQueue } from '../src/events/registry';
+import { capabilities } from '../src/events/queue';
+import { ROLE } from '../src/lib/roles';
+import { findUserById, type UserRow } from '../src/lib/users';
+
+const ROOT = path.join(__dirname, '..');
+const { values: opt } = parseArgs({
+  options: {
+    users: { type: 'string', default: '1000' },
+    messages: { type: 'string', default: '20' },
+    'gap-ms': { type: 'string', default: '300' },
+    'queues-max': { type: 'string', default: '5000' },
+    parts: { type: 'string', default: 'ab' },
+    'cpu-prof': { type: 'string' },
+    repark: { type: 'string', default: 'immediate' },
+    server: { type: 'string' },
+  },
+});
+const USERS = Number(opt.users);
+const MESSAGES = Number(opt.messages);
+const WARMUP_MESSAGES = 2;
+const GAP_MS = Number(opt['gap-ms']);
+const QUEUES_MAX = Number(opt['queues-max']);
+const REPARK_AFTER_ALL = opt.repark === 'after-all';
+
+interface Seeded {
+  dir: string;
+  realmId: number;
+  owner: { id: number; auth: string };
+  members: { id: number; auth: string }[];
+  streamId: number;
+}
+
+const basic = (email: string, key: string) => 'Basic ' + Buffer.from(`${email}:${key}`).toString('base64');
+
+/** Realm, owner, USERS members (password null), one channel with all of them subscribed: through the actions. */
+function seed(): Seeded {
+  const t0 = Date.now();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-events-'));
+  const config = configFromEnv({});
+  config.dataDir = dir;
+  const app = createApp(config);
+  const { realmId, owner } = doCreateRealm(app, { name: 'Bench', ownerEmail: 'owner@bench.example.com', ownerPassword: 'benchmark-pw', ownerFullName: 'Owner' });
+  app.batch.commit();
+  const members: Seeded['members'] = [];
+  for (let i = 0; i < USERS; i++) {
+    const email = `user${i}@bench.example.com`;
+    const u = doCreateUser(app, { realmId, email, password: null, fullName: `User ${i}`, role: ROLE.MEMBER, acting: null });
+    members.push({ id: u.userId, auth: basic(email, u.apiKey) });
+    if (i % 200 === 199) app.batch.commit();
+  }
+  app.batch.commit();
+  const ownerRow = findUserById(app.db, realmId, owner.userId) as UserRow;
+  const stream = doCreateChannel(app, ownerRow, realmId, { name: 'bench' });
+  app.batch.commit();
+  const principals = [ownerRow, ...members.map((m) => findUserById(app.db, realmId, m.id) as UserRow)];
+  doSubscribe(app, ownerRow, { streams: [{ name: 'bench' }], principals, authorizationErrorsFatal: true, channelSpec: {} });
+  app.batch.commit();
+  app.close();
+  console.log(`seeded ${USERS} members + owner, channel "bench" with ${USERS + 1} subscribers, in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return { dir, realmId, owner: { id: owner.userId, auth: basic(owner.email, owner.apiKey) }, members, streamId: stream.id };
+}
+
+interface Server {
+  proc: ChildProcess;
+  port: number;
+  stop(): Promise<void>;
+}
+
+// A preload for the server process (written to a temp dir; src/ is untouched): on SIGUSR2 it runs two
+// full garbage collections and writes process.memoryUsage() to BENCH_MEM_FILE, so that memory is read
+// after a GC rather than at whatever point V8's heap happens to be.
+const GC_HOOK = `
+const fs = require('node:fs');
+process.on('SIGUSR2', () => {
+  global.gc(); global.gc();
+  const f = process.env.BENCH_MEM_FILE;
+  fs.writeFileSync(f + '.tmp', JSON.stringify(process.memoryUsage()));
+  fs.renameSync(f + '.tmp', f);
+});
+`;
+const hookDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-hook-'));
+fs.writeFileSync(path.join(hookDir, 'gc-hook.cjs'), GC_HOOK);
+const MEM_FILE = path.join(hookDir, 'mem.json');
+
+function startServer(dir: string): Promise<Server> {
+  const proc = spawn(
+    process.execPath,
+    [...(opt['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(opt['cpu-prof'])] : []), '--expose-gc', '--require', path.join(hookDir, 'gc-hook.cjs'), ...(opt.server ? [path.resolve(opt.server)] : ['--import', 'tsx', path.join(ROOT, 'src/main.ts')]), 'serve', '--data-dir', dir, '--port', '0', '--no-rate-limits'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, PARLEY_HEARTBEAT_SECONDS: '3600', BENCH_MEM_FILE: MEM_FILE },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
+      if (m) {
+        out = '';
+        resolve({
+          proc,
+          port: Number(m[1]),
+          stop: () => {
+            if (proc.exitCode === null) proc.kill('SIGTERM');
+            const killer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+            return exited.then(() => clearTimeout(killer));
+          },
+        });
+      }
+    });
+    proc.on('exit', (code) => reject(new Error(`server exited ${code} before listening`)));
+  });
+}
+
+interface Mem {
+  /** VmRSS from /proc after the GC, kB. */
+  rss: number;
+  /** V8 heapUsed after the GC, kB. */
+  heap: number;
+  /** Off-heap memory held by JS objects (Buffers), kB. */
+  external: number;
+}
+
+/** The server's memory after two forced full GCs (see GC_HOOK), once it has been idle for `waitMs`. */
+async function serverMem(pid: number, waitMs = 1000): Promise<Mem> {
+  await sleep(waitMs);
+  fs.rmSync(MEM_FILE, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  const deadline = Date.now() + 10_000;
+  while (!fs.existsSync(MEM_FILE)) {
+    if (Date.now() > deadline) throw new Error('the server did not answer SIGUSR2 (GC hook)');
+    await sleep(20);
+  }
+  const m = JSON.parse(fs.readFileSync(MEM_FILE, 'utf8')) as { heapUsed: number; external: number };
+  await sleep(300);
+  return { rss: rssKb(pid), heap: m.heapUsed / 1024, external: m.external / 1024 };
+}
+
+/** CPU seconds (user + system) process `pid` has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** VmRSS of `pid` in kB. */
+function rssKb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Response {
+  status: number;
+  body: string;
+  /** process.hrtime.bigint() in ns, taken in the data callback that completed the response. */
+  at: bigint;
+}
+
+/**
+ * One keep-alive connection sending one request at a time. uWS always answers with a Content-Length,
+ * so a response ends at head + length. Completed responses go to `onResponse` with their arrival time;
+ * when `deferred` is set the callback runs in a setImmediate (after this turn's other sockets).
+ */
+class Conn {
+  private sock: net.Socket;
+  private buf: Buffer = Buffer.alloc(0);
+  private waiting: ((r: Response) => void) | null = null;
+  readonly ready: Promise<void>;
+  closed = false;
+
+  constructor(port: number) {
+    this.sock = net.connect(port, '127.0.0.1');
+    this.sock.setNoDelay(true);
+    this.ready = new Promise((resolve, reject) => {
+      this.sock.once('connect', () => resolve());
+      this.sock.once('error', reject);
+    });
+    this.sock.on('error', () => undefined);
+    this.sock.on('close', () => {
+      this.closed = true;
+    });
+    this.sock.on('data', (d: Buffer) => {
+      const at = process.hrtime.bigint();
+      this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
+      for (;;) {
+        const end = this.buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = this.buf.subarray(0, end).toString('latin1');
+        const len = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        const total = end + 4 + len;
+        if (this.buf.length < total) return;
+        const status = Number(head.slice(9, 12));
+        const body = this.buf.subarray(end + 4, total).toString('utf8');
+        this.buf = this.buf.subarray(total);
+        const w = this.waiting;
+        this.waiting = null;
+        w?.({ status, body, at });
+      }
+    });
+  }
+
+  /** Sends one request; resolves with its response. */
+  request(method: string, url: string, auth: string, form?: string): Promise<Response> {
+    if (this.waiting) throw new Error('one request at a time');
+    const body = form ?? '';
+    const head =
+      `${method} ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth}\r\n` +
+      (form !== undefined ? `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` : '') +
+      '\r\n';
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+      this.sock.write(head + body);
+    });
+  }
+
+  close(): void {
+    this.sock.destroy();
+  }
+}
+
+/** Runs `fn` over `items` with at most `n` in flight. */
+async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i], i);
+      }
+    }),
+  );
+}
+
+/** Opens `n` keep-alive connections. */
+async function conns(port: number, n: number): Promise<Conn[]> {
+  const out = Array.from({ length: n }, () => new Conn(port));
+  await Promise.all(out.map((c) => c.ready));
+  return out;
+}
+
+const REGISTER_FORM = new URLSearchParams({ event_types: '["message"]', apply_markdown: 'true' }).toString();
+
+/** POST /register for every user in `auths` over `cs` (in parallel, one request per connection at a time). */
+async function registerAll(cs: Conn[], auths: string[]): Promise<string[]> {
+  const ids: string[] = new Array(auths.length);
+  const free = [...cs];
+  await pool(auths, cs.length, async (auth, i) => {
+    const c = free.pop() as Conn;
+    const r = await c.request('POST', '/api/v1/register', auth, REGISTER_FORM);
+    free.push(c);
+    if (r.status !== 200) throw new Error(`register: ${r.status} ${r.body.slice(0, 200)}`);
+    ids[i] = (JSON.parse(r.body) as { queue_id: string }).queue_id;
+  });
+  return ids;
+}
+
+/** Every member does one authenticated request (fills the server's credential cache) and the register path runs once per member; those queues are deleted again. */
+async function warmUp(port: number, s: Seeded): Promise<void> {
+  const cs = await conns(port, 16);
+  const free = [...cs];
+  await pool(s.members, 16, async (m) => {
+    const c = free.pop() as Conn;
+    const r = await c.request('GET', '/api/v1/users/me', m.auth);
+    if (r.status !== 200) throw new Error(`GET /users/me: ${r.status} ${r.body.slice(0, 200)}`);
+    free.push(c);
+  });
+  const auths = s.members.map((m) => m.auth);
+  const ids = await registerAll(cs, auths);
+  await pool(ids, 16, async (id, i) => {
+    const c = free.pop() as Conn;
+    const r = await c.request('DELETE', '/api/v1/events?' + new URLSearchParams({ queue_id: id }), auths[i]);
+    if (r.status !== 200) throw new Error(`DELETE /events: ${r.status} ${r.body.slice(0, 200)}`);
+    free.push(c);
+  });
+  for (const c of cs) c.close();
+}
+
+const kbStr = (x: number) => `${x.toFixed(2)} KB`;
+const mbStr = (kb: number) => `${(kb / 1024).toFixed(1)} MB`;
+
+// (b) Memory per idle queue over the wire: 0 → USERS → QUEUES_MAX registered queues, no poll parked.
+async function memory(s: Seeded): Promise<void> {
+  console.log(`\n(b) memory per idle queue (registered with event_types ["message"], no poll parked; every reading after two forced GCs)`);
+  const server = await startServer(s.dir);
+  try {
+    await warmUp(server.port, s);
+    const pid = server.proc.pid!;
+    const base = await serverMem(pid);
+    console.log(`  0 queues (after warm-up): VmRSS ${mbStr(base.rss)}, JS heap used ${mbStr(base.heap)}`);
+    const cs = await conns(server.port, 16);
+    const auths = s.members.map((m) => m.auth);
+    let total = 0;
+    let atUsers = NaN;
+    const steps: number[] = [USERS];
+    if (QUEUES_MAX > USERS) steps.push(QUEUES_MAX);
+    for (const target of steps) {
+      // Users take turns: queue k belongs to member k mod USERS (at most 50 queues per user).
+      const batch: string[] = [];
+      for (let k = total; k < target; k++) batch.push(auths[k % auths.length]);
+      const t0 = performance.now();
+      await registerAll(cs, batch);
+      const ms = performance.now() - t0;
+      total = target;
+      const m = await serverMem(pid);
+      const perRss = (m.rss - base.rss) / total;
+      if (target === USERS) atUsers = perRss;
+      console.log(
+        `  ${String(total).padStart(5)} queues: VmRSS ${mbStr(m.rss)} (+${mbStr(m.rss - base.rss)}, ${kbStr(perRss)} per queue), ` +
+          `JS heap used ${mbStr(m.heap)} (+${mbStr(m.heap - base.heap)}, ${kbStr((m.heap - base.heap) / total)} per queue); ` +
+          `${batch.length} registrations in ${(ms / 1000).toFixed(1)} s (${(batch.length / (ms / 1000)).toFixed(0)}/s)`,
+      );
+    }
+    for (const c of cs) c.close();
+    console.log(`  target < 10 KB per idle queue (VmRSS delta at ${USERS} queues / ${USERS}): ${kbStr(atUsers)}, ${atUsers < 10 ? 'PASS' : 'FAIL'}`);
+  } finally {
+    await server.stop();
+  }
+  // The JS heap a queue costs, measured exactly in this process.
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  const config = configFromEnv({});
+  config.dataDir = s.dir;
+  const app = createApp(config);
+  try {
+    const rows = s.members.map((m) => findUserById(app.db, s.realmId, m.id) as UserRow);
+    const req = {
+      eventTypes: ['message'],
+      narrow: [],
+      allPublicStreams: undefined,
+      applyMarkdown: true,
+      clientGravatar: true,
+      slimPresence: false,
+      capabilities: capabilities({}),
+      lifespanSeconds: 0,
+    };
+    const measure = (n: number) => {
+      gc();
+      gc();
+      const h0 = process.memoryUsage().heapUsed;
+      const keep = [];
+      for (let k = 0; k < n; k++) keep.push(allocateQueue(app, rows[k % rows.length], req));
+      gc();
+      gc();
+      const h1 = process.memoryUsage().heapUsed;
+      for (const q of keep) app.queues.remove(q);
+      return (h1 - h0) / n;
+    };
+    measure(USERS); // warm up the code paths
+    const one = measure(USERS);
+    const many = measure(QUEUES_MAX);
+    console.log(`  JS heap per queue (allocateQueue in this process, after a forced GC): ${(one / 1024).toFixed(2)} KB at ${USERS} queues, ${(many / 1024).toFixed(2)} KB at ${QUEUES_MAX}`);
+  } finally {
+    app.close();
+  }
+}
+
+const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+
+// (a) Fan-out latency.
+async function latency(s: Seeded): Promise<void> {
+  console.log(
+    `\n(a) fan-out latency: ${USERS} pollers, one queue each, ${MESSAGES} messages (+${WARMUP_MESSAGES} warm-up) one at a time; ` +
+      `re-park ${REPARK_AFTER_ALL ? 'once every poller has the message' : 'at once'}`,
+  );
+  const server = await startServer(s.dir);
+  const pid = server.proc.pid!;
+  try {
+    await warmUp(server.port, s);
+    const mem0 = await serverMem(pid);
+    const setup = await conns(server.port, 16);
+    const queueIds = await registerAll(
+      setup,
+      s.members.map((m) => m.auth),
+    );
+    for (const c of setup) c.close();
+    const memRegistered = await serverMem(pid);
+
+    // One connection per poller; each parks GET /events and re-parks after every response.
+    const pollConns = await conns(server.port, USERS);
+    const lastEventId = new Array<number>(USERS).fill(-1);
+    /** message id → arrival time (ns) per poller. */
+    const arrivals: Map<number, bigint>[] = Array.from({ length: USERS }, () => new Map());
+    let unexpected = 0;
+    let pending: { i: number; r: Response }[] = [];
+    /** Pollers waiting to re-park (--repark after-all). */
+    let held: number[] = [];
+    let stopping = false;
+    const park = (i: number) => {
+      const url = '/api/v1/events?' + new URLSearchParams({ queue_id: queueIds[i], last_event_id: String(lastEventId[i]) });
+      pollConns[i].request('GET', url, s.members[i].auth).then((r) => {
+        if (pending.length === 0) setImmediate(flush);
+        pending.push({ i, r });
+      });
+    };
+    const flush = () => {
+      const batch = pending;
+      pending = [];
+      const again: number[] = [];
+      for (const { i, r } of batch) {
+        if (r.status !== 200) {
+          // Not re-parked: a failing poller stays down (counted) rather than looping.
+          if (unexpected++ < 3) console.error(`  poller ${i}: ${r.status} ${r.body.slice(0, 200)}`);
+          continue;
+        }
+        again.push(i);
+        const events = (JSON.parse(r.body) as { events: { id: number; type: string; message?: { id: number } }[] }).events;
+        for (const e of events) {
+          lastEventId[i] = Math.max(lastEventId[i], e.id);
+          if (e.type === 'message' && e.message) arrivals[i].set(e.message.id, r.at);
+        }
+      }
+      if (REPARK_AFTER_ALL) held.push(...again);
+      else if (!stopping) for (const i of again) park(i);
+    };
+    for (let i = 0; i < USERS; i++) park(i);
+    // Let every poll reach the server and park (nothing answers a parked poll, so wait a fixed time).
+    await sleep(1500);
+    const memParked = await serverMem(pid, 500);
+    console.log(
+      `  server VmRSS (JS heap used) after GC: ${mbStr(mem0.rss)} (${mbStr(mem0.heap)}) with 0 queues, ` +
+        `${mbStr(memRegistered.rss)} (${mbStr(memRegistered.heap)}) with ${USERS} registered, ` +
+        `${mbStr(memParked.rss)} (${mbStr(memParked.heap)}) with ${USERS} polls parked: ` +
+        `${kbStr((memParked.rss - memRegistered.rss) / USERS)} VmRSS, ${kbStr((memParked.heap - memRegistered.heap) / USERS)} heap per parked poll and its connection`,
+    );
+
+    const sender = (await conns(server.port, 1))[0];
+    const fromReply: number[] = [];
+    const fromSend: number[] = [];
+    const lastFromReply: number[] = [];
+    const roundTrips: number[] = [];
+    let missing = 0;
+    const firstFromReply: number[] = [];
+    let deliveryCpuServer = 0;
+    let deliveryCpuClient = 0;
+    let cpu0 = 0;
+    for (let k = 0; k < WARMUP_MESSAGES + MESSAGES; k++) {
+      if (k === WARMUP_MESSAGES) {
+        cpu0 = cpuSeconds(pid);
+      }
+      const form = new URLSearchParams({ type: 'stream', to: String(s.streamId), topic: 'fan-out', content: `message ${k}` }).toString();
+      const cpuS0 = cpuSeconds(pid);
+      const cpuC0 = process.cpuUsage();
+      const sent = process.hrtime.bigint();
+      const r = await sender.request('POST', '/api/v1/messages', s.owner.auth, form);
+      if (r.status !== 200) throw new Error(`POST /messages: ${r.status} ${r.body}`);
+      const id = (JSON.parse(r.body) as { id: number }).id;
+      // Wait (bounded) until every poller has it.
+      const deadline = Date.now() + 10_000;
+      let have = 0;
+      while (Date.now() < deadline) {
+        have = arrivals.reduce((n, m) => n + (m.has(id) ? 1 : 0), 0);
+        if (have === USERS) break;
+        await sleep(5);
+      }
+      if (k >= WARMUP_MESSAGES) {
+        const c = process.cpuUsage(cpuC0);
+        deliveryCpuServer += cpuSeconds(pid) - cpuS0;
+        deliveryCpuClient += (c.user + c.system) / 1e6;
+        let first = Infinity;
+        for (const m of arrivals) {
+          const at = m.get(id);
+          if (at !== undefined) first = Math.min(first, Number(at - r.at) / 1e6);
+        }
+        firstFromReply.push(first);
+        roundTrips.push(Number(r.at - sent) / 1e6);
+        missing += USERS - have;
+        let worst = -Infinity;
+        for (const m of arrivals) {
+          const at = m.get(id);
+          if (at === undefined) continue;
+          const d = Number(at - r.at) / 1e6;
+          fromReply.push(d);
+          fromSend.push(Number(at - sent) / 1e6);
+          worst = Math.max(worst, d);
+        }
+        lastFromReply.push(worst);
+      }
+      for (const m of arrivals) m.delete(id);
+      if (REPARK_AFTER_ALL) {
+        await sleep(20); // the flush of the last responses
+        const h = held;
+        held = [];
+        for (const i of h) park(i);
+      }
+      await sleep(GAP_MS);
+    }
+    const cpuPerMessage = ((cpuSeconds(pid) - cpu0) / MESSAGES) * 1000;
+    stopping = true;
+    sender.close();
+    for (const c of pollConns) c.close();
+
+    const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+    const fr = sorted(fromReply);
+    const fs_ = sorted(fromSend);
+    const last = sorted(lastFromReply);
+    const rt = sorted(roundTrips);
+    const f = (x: number) => `${x.toFixed(2)} ms`;
+    console.log(`  sender POST /messages round trip: p50 ${f(pct(rt, 0.5))}, max ${f(rt[rt.length - 1])}`);
+    console.log(
+      `  reply → poller has its event, ${fr.length} deliveries: p50 ${f(pct(fr, 0.5))}, p90 ${f(pct(fr, 0.9))}, p99 ${f(pct(fr, 0.99))}, ` +
+        `max ${f(fr[fr.length - 1])}, min ${f(fr[0])} (negative: the event arrived before the reply)`,
+    );
+    console.log(`  POST sent → poller has its event: p50 ${f(pct(fs_, 0.5))}, p99 ${f(pct(fs_, 0.99))}`);
+    const first = sorted(firstFromReply);
+    console.log(
+      `  first / last of the ${USERS} pollers per message, from the reply: p50 ${f(pct(first, 0.5))} / ${f(pct(last, 0.5))}, ` +
+        `max ${f(first[first.length - 1])} / ${f(last[last.length - 1])}`,
+    );
+    console.log(
+      `  CPU from the POST until every poller has the message, per message: server ${((deliveryCpuServer / MESSAGES) * 1000).toFixed(0)} ms, ` +
+        `this client ${((deliveryCpuClient / MESSAGES) * 1000).toFixed(0)} ms` +
+        (REPARK_AFTER_ALL ? ' (no re-parks in this window)' : ' (includes the re-parks of the pollers served first)'),
+    );
+    console.log(
+      `  server CPU per message, whole cycle (the send, ${USERS} deliveries, ${USERS} re-parks; from /proc in 10 ms ticks): ${cpuPerMessage.toFixed(0)} ms`,
+    );
+    console.log(`  missing deliveries (not there 10 s after the reply): ${missing}; unexpected poll answers: ${unexpected}`);
+    const p50 = pct(fr, 0.5);
+    const p99 = pct(fr, 0.99);
+    console.log(`  target p50 < 2 ms: ${p50 < 2 ? 'PASS' : 'FAIL'}; p99 < 20 ms: ${p99 < 20 ? 'PASS' : 'FAIL'}`);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`Parley event benchmarks, ${new Date().toISOString()}`);
+  console.log(
+    `machine: ${os.cpus()[0]?.model ?? 'unknown cpu'} x${os.availableParallelism()}, Linux ${os.release()}, Node ${process.version}, ` +
+      `load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`,
+  );
+  const s = seed();
+  try {
+    if (opt.parts!.includes('a')) await latency(s);
+    if (opt.parts!.includes('b')) await memory(s);
+  } finally {
+    fs.rmSync(s.dir, { recursive: true, force: true });
+    fs.rmSync(hookDir, { recursive: true, force: true });
+  }
+  console.log(`\nload average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
