@@ -170,10 +170,11 @@ describe('routing over the wire', () => {
       code: 'BAD_REQUEST',
       allowed_methods: ['GET', 'PATCH', 'DELETE'],
     });
-    const me = await t.raw('DELETE', '/api/v1/users/me', { headers: auth });
+    // (DELETE /users/me is a real route: it deactivates the caller.)
+    const me = await t.raw('PUT', '/api/v1/users/me', { headers: auth });
     assert.equal(me.status, 405);
-    assert.equal(me.headers.get('allow'), 'GET');
-    assert.deepEqual(me.body, { result: 'error', msg: 'Method Not Allowed', code: 'BAD_REQUEST', allowed_methods: ['GET'] });
+    assert.equal(me.headers.get('allow'), 'GET, DELETE');
+    assert.deepEqual(me.body, { result: 'error', msg: 'Method Not Allowed', code: 'BAD_REQUEST', allowed_methods: ['GET', 'DELETE'] });
   });
 
   it('answers HEAD like GET, with the headers and no body', async () => {
