@@ -383,7 +383,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
             // file of exactly max_file_upload_size_mib passes and one byte over is refused.
             maxFileBytes: maxFile + 1,
             flow: (reason, paused) => {
-              if (p.aborted) return;
+              if (p.aborted || p.done) return;
               if (paused) pauses.add(reason);
               else pauses.delete(reason);
               if (pauses.size > 0) p.res.pause();
@@ -394,9 +394,21 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
           reject(err);
           return;
         }
+        // Once parsing is over nothing will resume the socket: lift any pause before the reply, or the
+        // next request on this keep-alive connection would never be read.
+        const release = () => {
+          if (pauses.size > 0 && !p.aborted && !p.done) p.res.resume();
+          pauses.clear();
+        };
         parser.done.then(
-          (r) => resolve({ fields: r.fields, files: r.files }),
-          (err) => reject(err),
+          (r) => {
+            release();
+            resolve({ fields: r.fields, files: r.files });
+          },
+          (err) => {
+            release();
+            reject(err);
+          },
         );
       }
       p.res.onData((ab, isLast) => {
