@@ -833,7 +833,7 @@ registerStateProvider('user_status', (app, user, opts) => {
   }[];
   const out: Record<string, unknown> = {};
   // Only users the viewer may access (Zulip's get_all_users_status_dict).
-  const access = opts.memo('accessibleUsers', () => accessibleUsers(app.db, user));
+  const access = opts.memo('userStatusAccess', () => accessibleUsers(app.db, user));
   for (const r of rows) {
     if (access && !access.has(r.user_id)) continue;
     const d: Record<string, unknown> = {};

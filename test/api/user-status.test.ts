@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
-import { err, SUCCESS } from '../helpers/chat';
+import { err, SUCCESS, systemGroups } from '../helpers/chat';
 
 let t: TestServer;
 before(async () => {
@@ -122,6 +122,24 @@ describe('GET /users/{user_id}/status', () => {
   it('answers No such user for missing users and bots', async () => {
     assert.deepEqual((await getStatus(t.users.hamlet, 99999)).body, err('No such user'));
     assert.deepEqual((await getStatus(t.users.hamlet, t.users.bot.id)).body, err('No such user'));
+  });
+});
+
+describe('user status and limited user access', () => {
+  it('hides statuses of users a guest cannot access, in register, GET and events', async () => {
+    const groups = systemGroups(t);
+    t.app.db.prepare('UPDATE realm SET can_access_all_users_group = ?').run(groups['role:members']);
+    try {
+      await setStatus(t.users.hamlet, { status_text: 'hidden from guests' });
+      const reg = await t.api(t.users.guest, 'POST', '/register', { fetch_event_types: ['user_status'] });
+      assert.equal(reg.body.user_status[t.users.hamlet.id], undefined);
+      assert.deepEqual((await getStatus(t.users.guest, t.users.hamlet.id)).body, err('Insufficient permission'));
+      const q = await queue(t.users.guest, ['user_status']);
+      await setStatus(t.users.hamlet, { status_text: 'still hidden' });
+      assert.deepEqual(await events(t.users.guest, q), []);
+    } finally {
+      t.app.db.prepare('UPDATE realm SET can_access_all_users_group = ?').run(groups['role:everyone']);
+    }
   });
 });
 
