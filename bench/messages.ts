@@ -175,8 +175,8 @@ async function benchRead(): Promise<void> {
   await run('GET /messages 100 newest, channel+rare topic', { anchor: 'newest', num_before: '100', num_after: '0', narrow: narrowRare }, 200, 'p50 < 5 ms');
   const search = JSON.stringify([{ operator: 'search', operand: 'needle' }]);
   await run('search "needle" (100 newest)', { anchor: 'newest', num_before: '100', num_after: '0', narrow: search }, 50, 'p50 < 50 ms');
-  const search2 = JSON.stringify([{ operator: 'channel', operand: s.streamId }, { operator: 'search', operand: 'alpha delta' }]);
-  await run('search "alpha delta" in channel (100 newest)', { anchor: 'newest', num_before: '100', num_after: '0', narrow: search2 }, 50, 'p50 < 50 ms');
+  const search2 = JSON.stringify([{ operator: 'channel', operand: s.streamId }, { operator: 'search', operand: 'bravo hotel' }]);
+  await run('search "bravo hotel" in channel (100 newest)', { anchor: 'newest', num_before: '100', num_after: '0', narrow: search2 }, 50, 'p50 < 50 ms');
   proc.kill('SIGTERM');
   fs.rmSync(s.dir, { recursive: true, force: true });
 }
