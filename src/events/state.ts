@@ -19,14 +19,14 @@
 //   never_subscribed), 'stream' (streams), 'message' + 'update_message_flags' (unread_msgs),
 //   'recent_private_conversations', 'channel_folders' — the channels/messages area provides them.
 import type { App } from '../app';
+import { accessibleUsers, inaccessibleUser } from '../lib/access';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
-import { accessibleUsers } from '../lib/access';
 import { nowSeconds } from '../lib/clock';
 import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
 import { presencesForUser } from '../lib/presence';
 import { getRealmById, type RealmRow } from '../lib/realm';
-import { avatarUrl, formatUser, isAdmin, isBot, isGuest, isOwner, type UserRow } from '../lib/users';
+import { avatarUrl, formatUser, isAdmin, isBot, isGuest, isOwner, isoTime, type UserRow } from '../lib/users';
 import { ROLE } from '../lib/roles';
 import { formatField, listFields } from '../lib/profile-fields';
 import { listGroups } from '../lib/user-groups';
@@ -609,7 +609,20 @@ registerStateProvider('realm_user', (app, user, opts) => {
   const profiles = profileDataByUser(db, user.realm_id);
   const active: Record<string, unknown>[] = [];
   const inactive: Record<string, unknown>[] = [];
+  // Users outside the viewer's access (can_access_all_users_group) are left out for clients that
+  // declare user_list_incomplete, and shown as "Unknown user" placeholders to the others, as in Zulip.
+  const access = accessibleUsers(db, user);
+  const host = new URL(app.publicUrl).hostname;
+  const nowIso = isoTime(nowSeconds(app.clock));
   for (const u of rows) {
+    if (access && !access.has(u.id)) {
+      if (!opts.capabilities.user_list_incomplete) {
+        const placeholder = inaccessibleUser(u.id, host, nowIso);
+        delete placeholder.is_active;
+        active.push(placeholder);
+      }
+      continue;
+    }
     const d = formatUser(u, isBot(u) ? {} : { profileData: profiles.get(u.id) ?? {} });
     // zulip-compat: with client_gravatar the client computes Gravatar URLs itself.
     if (opts.clientGravatar && u.avatar_source === 'G') d.avatar_url = null;

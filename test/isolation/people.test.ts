@@ -148,3 +148,27 @@ describe('user groups', () => {
     }
   });
 });
+
+describe('register under limited access', () => {
+  it('shows inaccessible users as Unknown user placeholders, or leaves them out for user_list_incomplete clients', async () => {
+    const plain = await t.api(t.users.guest, 'POST', '/register', { fetch_event_types: ['realm_user'] });
+    assert.equal(plain.status, 200, plain.text);
+    const byId = new Map<number, { full_name: string; email: string }>(plain.body.realm_users.map((u: { user_id: number }) => [u.user_id, u]));
+    for (const name of HUMANS) {
+      const u = byId.get(t.users[name].id);
+      assert.ok(u, name);
+      if (accessible('guest').includes(name)) assert.equal(u.email, t.users[name].email, name);
+      else assert.deepEqual([u.full_name, u.email.startsWith(`user${t.users[name].id}@`)], ['Unknown user', true], name);
+    }
+    await t.api(t.users.guest, 'DELETE', '/events', { queue_id: plain.body.queue_id });
+
+    const incomplete = await t.api(t.users.guest, 'POST', '/register', {
+      fetch_event_types: ['realm_user'],
+      client_capabilities: { notification_settings_null: false, user_list_incomplete: true },
+    });
+    assert.equal(incomplete.status, 200, incomplete.text);
+    const ids = incomplete.body.realm_users.map((u: { user_id: number }) => u.user_id);
+    for (const name of HUMANS) assert.equal(ids.includes(t.users[name].id), accessible('guest').includes(name), name);
+    await t.api(t.users.guest, 'DELETE', '/events', { queue_id: incomplete.body.queue_id });
+  });
+});
