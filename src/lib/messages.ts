@@ -3,6 +3,7 @@
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { FLAG } from './narrow';
+import { topicLinks } from './markdown';
 import { avatarUrl, type UserRow } from './users';
 
 export interface MessageRow {
@@ -110,6 +111,16 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
   const streamNames = new Map<number, string>();
   const recipients = new Map<number, ReturnType<typeof directRecipients>>();
   const realmStr = new Map<number, string>();
+  const linkifiers = new Map<number, { pattern: string; url_template: string }[]>();
+  // Linkifiers applied to topics, as Zulip's topic_links (loaded once per call and realm).
+  const topicLinksFor = (realmId: number, topic: string) => {
+    let list = linkifiers.get(realmId);
+    if (!list) {
+      list = stmt(db, 'SELECT pattern, url_template FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(realmId) as { pattern: string; url_template: string }[];
+      linkifiers.set(realmId, list);
+    }
+    return list.length ? topicLinks(topic, list) : [];
+  };
   return rows.map((m) => {
     let sender = senders.get(m.sender_id);
     if (!sender) {
@@ -129,7 +140,7 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
       timestamp: m.date_sent,
       client: m.client,
       subject: m.topic,
-      topic_links: [],
+      topic_links: m.stream_id !== null && m.topic !== '' ? topicLinksFor(m.realm_id, m.topic) : [],
       is_me_message: /^\/me( |$)/.test(m.content),
       reactions: reactions.get(m.id) ?? [],
       submessages: [],
