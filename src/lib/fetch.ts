@@ -3,7 +3,7 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import { flagNames, formatMessages, loadMessages, type MessageRow } from './messages';
-import { fromClause, narrowToSql, FLAG, type NarrowSql, type NarrowTerm } from './narrow';
+import { fromClause, idColumn, narrowToSql, FLAG, type NarrowSql, type NarrowTerm } from './narrow';
 import type { UserRow } from './users';
 
 export type Anchor = number | 'newest' | 'oldest' | 'first_unread';
@@ -58,17 +58,18 @@ export function messageWindow(
 ): WindowResult {
   const anchor = resolveAnchor(app, user, n, anchorIn);
   const from = fromClause(n);
+  const idCol = idColumn(n);
   const where = whereOf(n);
   // The SQL text depends only on the narrow's shape, so the statement cache serves it; values are bound.
   const before =
     numBefore > 0
-      ? (stmt(app.db, `SELECT m.id AS id, um.flags AS flags FROM ${from} WHERE ${where} AND m.id < ? ORDER BY m.id DESC LIMIT ?`)
+      ? (stmt(app.db, `SELECT m.id AS id, um.flags AS flags FROM ${from} WHERE ${where} AND ${idCol} < ? ORDER BY ${idCol} DESC LIMIT ?`)
           .all(user.id, ...n.params, anchor, numBefore) as { id: number; flags: number | null }[])
       : [];
   const afterLimit = numAfter + (includeAnchor ? 1 : 0);
   const after =
     afterLimit > 0
-      ? (stmt(app.db, `SELECT m.id AS id, um.flags AS flags FROM ${from} WHERE ${where} AND m.id ${includeAnchor ? '>=' : '>'} ? ORDER BY m.id ASC LIMIT ?`)
+      ? (stmt(app.db, `SELECT m.id AS id, um.flags AS flags FROM ${from} WHERE ${where} AND ${idCol} ${includeAnchor ? '>=' : '>'} ? ORDER BY ${idCol} ASC LIMIT ?`)
           .all(user.id, ...n.params, anchor, afterLimit) as { id: number; flags: number | null }[])
       : [];
   // As Zulip's post_process_limited_query: the extra row fetched for the anchor slot is dropped when

@@ -117,14 +117,24 @@ export interface NarrowSql {
   params: unknown[];
   /** Search words, for highlighting. */
   searchTerms: string[];
+  /**
+   * Whether the query is driven by the full-text index (a positive search): the FROM clause starts at
+   * message_fts, and windows order by its rowid so FTS5 can stop after the newest matches instead of
+   * producing every match first.
+   */
+  fts: boolean;
 }
 
 /** The SQL FROM clause for a narrow; `?` is the user's id. */
 export function fromClause(n: NarrowSql): string {
+  const start = n.fts ? 'message_fts JOIN message m ON m.id = message_fts.rowid' : 'message m';
   return n.base === 'user'
-    ? 'usermessage um JOIN message m ON m.id = um.message_id AND um.user_id = ?'
-    : 'message m LEFT JOIN usermessage um ON um.message_id = m.id AND um.user_id = ?';
+    ? `${start} JOIN usermessage um ON um.message_id = m.id AND um.user_id = ?`
+    : `${start} LEFT JOIN usermessage um ON um.message_id = m.id AND um.user_id = ?`;
 }
+
+/** The column that orders a narrow's messages (the FTS rowid when the index drives the query). */
+export const idColumn = (n: NarrowSql) => (n.fts ? 'message_fts.rowid' : 'm.id');
 
 function resolveUser(db: Db, user: UserRow, operand: unknown): UserRow {
   let u: UserRow | null = null;
@@ -163,11 +173,17 @@ export function searchWords(operand: string): string[] {
     .filter((w) => w.length > 0);
 }
 
+/** An FTS5 query: every word must occur, each as a quoted prefix. */
+function ftsQuery(words: string[]): string {
+  return words.map((w) => `"${w.replace(/"/g, '""')}"*`).join(' ');
+}
+
 /** Translates terms to SQL conditions for `user`. Throws BAD_NARROW for contradictions and unknowns. */
 export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowSql {
   const where: string[] = [];
   const params: unknown[] = [];
   const searchTerms: string[] = [];
+  const ftsWords: string[] = [];
   const realm = getRealmById(db, user.realm_id);
   const emptyTopicName = realm?.empty_topic_display_name ?? 'general chat';
 
@@ -321,13 +337,18 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
         break;
       case 'search': {
         const words = searchWords(String(t.operand));
-        if (!t.negated) searchTerms.push(...words);
         if (words.length === 0) {
           cond = '0';
           break;
         }
+        if (!t.negated) {
+          // Positive searches are combined into one MATCH on the joined index (see fromClause).
+          searchTerms.push(...words);
+          ftsWords.push(...words);
+          continue;
+        }
         cond = 'm.id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)';
-        p.push(words.map((w) => `"${w.replace(/"/g, '""')}"*`).join(' '));
+        p.push(ftsQuery(words));
         break;
       }
       case 'near':
@@ -352,9 +373,13 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
     where.push(t.negated ? `NOT (${cond})` : `(${cond})`);
     params.push(...p);
   }
+  if (ftsWords.length) {
+    where.push('message_fts MATCH ?');
+    params.push(ftsQuery(ftsWords));
+  }
   where.push('m.realm_id = ?');
   params.push(user.realm_id);
-  return { base, where, params, searchTerms };
+  return { base, where, params, searchTerms, fts: ftsWords.length > 0 };
 }
 
 /** Whether `user` can read message `id`: their own row, or a channel whose history they can read. */
