@@ -59,7 +59,7 @@ export function createApp(config: Config, opts: { clock?: Clock } = {}): App {
     batch,
     events,
     queues,
-    limits: new RateLimiter(config.rateLimits),
+    limits: new RateLimiter(config.rateLimits, config.rateLimitRules),
     clock,
     uploadsDir,
     publicUrl: config.externalUrl ?? `http://${config.host}:${config.port}`,

@@ -1,6 +1,7 @@
 // Server configuration: defaults, then environment variables, then CLI flags (applied by main.ts).
 import path from 'node:path';
 import type { SyncLevel } from './db/open';
+import { parseRule, RULES, type RuleSet } from './http/ratelimit';
 
 export interface Config {
   /** Data directory: parley.db, uploads/, outbox/. ':memory:' keeps the database in memory. */
@@ -16,6 +17,8 @@ export interface Config {
   /** Bot storage size limit in characters (keys plus values). */
   botStorageLimit: number;
   rateLimits: boolean;
+  /** Thresholds (Zulip's defaults unless PARLEY_RATE_LIMIT_USER / _IP / _LOGIN say "N/S"). */
+  rateLimitRules: RuleSet;
   synchronous: SyncLevel;
   /** Seconds a GET /events waits before a heartbeat. */
   heartbeatSeconds: number;
@@ -57,6 +60,13 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     maxFileUploadSizeMib: int('PARLEY_MAX_FILE_UPLOAD_SIZE_MIB', 100),
     botStorageLimit: int('PARLEY_BOT_STORAGE_LIMIT', 10_000_000),
     rateLimits: (env.PARLEY_RATE_LIMITS ?? 'on') !== 'off',
+    rateLimitRules: {
+      apiByUser: env.PARLEY_RATE_LIMIT_USER ? parseRule(env.PARLEY_RATE_LIMIT_USER, 'PARLEY_RATE_LIMIT_USER') : RULES.apiByUser,
+      apiByIp: env.PARLEY_RATE_LIMIT_IP ? parseRule(env.PARLEY_RATE_LIMIT_IP, 'PARLEY_RATE_LIMIT_IP') : RULES.apiByIp,
+      authenticateByUsername: env.PARLEY_RATE_LIMIT_LOGIN
+        ? parseRule(env.PARLEY_RATE_LIMIT_LOGIN, 'PARLEY_RATE_LIMIT_LOGIN')
+        : RULES.authenticateByUsername,
+    },
     synchronous: env.PARLEY_SYNCHRONOUS === 'full' ? 'full' : 'normal',
     heartbeatSeconds: int('PARLEY_HEARTBEAT_SECONDS', 50),
     queueLifespanSeconds: int('PARLEY_QUEUE_LIFESPAN_SECONDS', 600),

@@ -9,7 +9,7 @@ import { API_KEY_FORMAT, safeEqual } from '../lib/secrets';
 import { findUserByEmail, findUserById, type UserRow } from '../lib/users';
 import { nowSeconds } from '../lib/clock';
 import { errors } from './errors';
-import { rateLimitHeaders, RULES } from './ratelimit';
+import { rateLimitHeaders } from './ratelimit';
 
 export const SESSION_COOKIE = 'parley_session';
 
@@ -84,11 +84,11 @@ export function authenticateSession(app: App, cookieHeader: string | undefined):
 /** Refuses a login name with too many recent failures (Zulip: 5 in 30 minutes) with RATE_LIMIT_HIT. */
 export function checkLoginAttempts(app: App, username: string): void {
   if (!app.limits.enabled) return;
-  const d = app.limits.peek(`login:${username.toLowerCase()}`, RULES.authenticateByUsername, app.clock.nowMs());
+  const d = app.limits.peek(`login:${username.toLowerCase()}`, app.limits.rules.authenticateByUsername, app.clock.nowMs());
   if (!d.allowed) throw errors.rateLimited(Math.round(d.retryAfter * 1000) / 1000, rateLimitHeaders(d));
 }
 
 /** Counts one failed login for `username`. */
 export function recordFailedLogin(app: App, username: string): void {
-  if (app.limits.enabled) app.limits.record(`login:${username.toLowerCase()}`, RULES.authenticateByUsername, app.clock.nowMs());
+  if (app.limits.enabled) app.limits.record(`login:${username.toLowerCase()}`, app.limits.rules.authenticateByUsername, app.clock.nowMs());
 }

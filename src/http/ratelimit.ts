@@ -29,11 +29,23 @@ export const RULES = {
   ],
 } satisfies Record<string, Rule[]>;
 
+export type RuleSet = { apiByUser: Rule[]; apiByIp: Rule[]; authenticateByUsername: Rule[] };
+
+/** Parses "N/S" (N requests per S seconds), e.g. from PARLEY_RATE_LIMIT_USER=200/60. */
+export function parseRule(text: string, name: string): Rule[] {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new Error(`${name} must look like 200/60 (requests/seconds), got ${JSON.stringify(text)}`);
+  return [{ max: Number(m[1]), windowMs: Number(m[2]) * 1000 }];
+}
+
 export class RateLimiter {
   private logs = new Map<string, number[]>();
   private lastSweep = 0;
 
-  constructor(readonly enabled: boolean) {}
+  constructor(
+    readonly enabled: boolean,
+    readonly rules: RuleSet = RULES,
+  ) {}
 
   /** Decides without recording (for "only failed attempts count" rules). */
   peek(key: string, rules: Rule[], nowMs: number): Decision {

@@ -13,7 +13,7 @@ import { authenticateBasic, authenticateSession } from './auth';
 import { errors, JsonableError } from './errors';
 import { MultipartParser } from './multipart';
 import { readParams } from './params';
-import { rateLimitHeaders, RULES } from './ratelimit';
+import { rateLimitHeaders } from './ratelimit';
 import { FileReply, Reply, type AnyRoute, type BodyStream, type Ctx, type UploadedFile } from './route';
 import { recorderFromEnv } from './record';
 import { Router } from './router';
@@ -206,8 +206,8 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     // Per user once authenticated, per address otherwise (Zulip's api_by_user / api_by_ip).
     if (app.limits.enabled) {
       const d = user
-        ? app.limits.hit(`user:${user.id}`, RULES.apiByUser, app.clock.nowMs())
-        : app.limits.hit(`ip:${p.ip}`, RULES.apiByIp, app.clock.nowMs());
+        ? app.limits.hit(`user:${user.id}`, app.limits.rules.apiByUser, app.clock.nowMs())
+        : app.limits.hit(`ip:${p.ip}`, app.limits.rules.apiByIp, app.clock.nowMs());
       p.extraHeaders = rateLimitHeaders(d);
       if (!d.allowed) throw errors.rateLimited(Math.round(d.retryAfter * 1000) / 1000);
     }

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { RateLimiter, RULES } from '../../src/http/ratelimit';
+import { parseRule, RateLimiter, RULES } from '../../src/http/ratelimit';
+import { configFromEnv } from '../../src/config';
 import { startTestServer, type TestServer } from '../helpers/server';
 
 describe('RateLimiter', () => {
@@ -89,5 +90,33 @@ describe('rate limits over HTTP', () => {
     assert.equal(res.body['retry-after'], 1799);
     now += 1_800_000;
     assert.equal((await t.api(null, 'POST', '/fetch_api_key', { username: u.email, password: u.password })).status, 200);
+  });
+});
+
+describe('configured thresholds', () => {
+  it('parses N/S rules and refuses anything else', () => {
+    assert.deepEqual(parseRule('30/10', 'X'), [{ max: 30, windowMs: 10_000 }]);
+    assert.throws(() => parseRule('30 per 10', 'PARLEY_RATE_LIMIT_USER'), /PARLEY_RATE_LIMIT_USER must look like 200\/60/);
+    assert.throws(() => parseRule('0/10', 'X'));
+    assert.deepEqual(configFromEnv({ PARLEY_RATE_LIMIT_LOGIN: '2/60' }).rateLimitRules.authenticateByUsername, [{ max: 2, windowMs: 60_000 }]);
+    const { apiByUser, apiByIp, authenticateByUsername } = RULES;
+    assert.deepEqual(configFromEnv({}).rateLimitRules, { apiByUser, apiByIp, authenticateByUsername });
+  });
+
+  it('applies a configured per-user limit', async () => {
+    const s = await startTestServer({
+      configure: (c) => {
+        c.rateLimits = true;
+        c.rateLimitRules = { ...RULES, apiByUser: [{ max: 3, windowMs: 60_000 }] };
+      },
+    });
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await s.api(s.users.hamlet, 'GET', '/users/me')).status, 200);
+      const res = await s.api(s.users.hamlet, 'GET', '/users/me');
+      assert.equal(res.status, 429);
+      assert.equal(res.headers.get('x-ratelimit-limit'), '3');
+    } finally {
+      await s.close();
+    }
   });
 });
