@@ -42,6 +42,14 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
+const statusLines = new Map<number, string>();
+/** "200 OK" and friends, built once per status. */
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (line === undefined) statusLines.set(status, (line = `${status} ${STATUS_TEXT[status] ?? ''}`.trim()));
+  return line;
+}
+
 const JSON_HEADERS: Record<string, string> = {
   'Content-Type': 'application/json',
   'Cache-Control': 'max-age=0, no-cache, no-store, must-revalidate, private',
@@ -103,7 +111,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
       url: req.getUrl(),
       query: req.getQuery() ?? '',
       headers: {},
-      ip: '',
+      ip: '', // replaced by a lazy getter below
       aborted: false,
       done: false,
       tempFiles: [],
@@ -112,7 +120,12 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     req.forEach((k, v) => {
       p.headers[k] = k in p.headers ? `${p.headers[k]}, ${v}` : v;
     });
-    p.ip = Buffer.from(res.getRemoteAddressAsText()).toString();
+    // The peer address is read only when something needs it (rate limits of anonymous requests,
+    // handlers that log or limit by address): it costs a native call and a string per request.
+    let ip: string | null = null;
+    Object.defineProperty(p, 'ip', {
+      get: () => (ip ??= p.aborted ? '' : Buffer.from(res.getRemoteAddressAsText()).toString()),
+    });
     inFlight++;
     res.onAborted(() => {
       p.aborted = true;
@@ -140,8 +153,9 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     close ||= p.bodyUnread === true;
     if (record && p.route && typeof body === 'string') record(p.method, p.route, status, body);
     p.res.cork(() => {
-      p.res.writeStatus(`${status} ${STATUS_TEXT[status] ?? ''}`.trim());
-      for (const [k, v] of Object.entries({ ...p.extraHeaders, ...headers })) p.res.writeHeader(k, v);
+      p.res.writeStatus(statusLine(status));
+      for (const k in p.extraHeaders) if (!(k in headers)) p.res.writeHeader(k, p.extraHeaders[k]);
+      for (const k in headers) p.res.writeHeader(k, headers[k]);
       // 204 and 304 have no body and must not announce a Content-Length (RFC 9110 §8.6).
       // (No argument at all: uWS reads an explicit undefined as a length.)
       if (status === 204 || status === 304) p.res.endWithoutBody();
@@ -467,7 +481,9 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
         headers: p.headers,
         method: p.method,
         url: p.url,
-        ip: p.ip,
+        get ip() {
+          return p.ip;
+        },
         files,
         body,
         ignore: (name) => extraIgnored.push(name),

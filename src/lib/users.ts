@@ -111,8 +111,17 @@ const gravatarHashes = new Map<string, string>();
 
 /** ISO 8601 with a UTC offset, as Django serialises date_joined. */
 export function isoTime(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
+  let text = isoTimes.get(seconds);
+  if (text === undefined) {
+    text = new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
+    if (isoTimes.size >= 10_000) isoTimes.clear();
+    isoTimes.set(seconds, text);
+  }
+  return text;
 }
+
+// The same instants (users' date_joined) are formatted on every request: remember them (bounded).
+const isoTimes = new Map<number, string>();
 
 /** The user object of GET /users and GET /users/{id} (Zulip's APIUserDict). */
 export function formatUser(u: UserRow, opts: { profileData?: Record<string, unknown> } = {}): Record<string, unknown> {
