@@ -64,7 +64,8 @@ interface Pending {
   url: string;
   query: string;
   headers: Record<string, string>;
-  ip: string;
+  readonly ip: string;
+  peer: string | null;
   aborted: boolean;
   done: boolean;
   tempFiles: string[];
@@ -111,7 +112,12 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
       url: req.getUrl(),
       query: req.getQuery() ?? '',
       headers: {},
-      ip: '', // replaced by a lazy getter below
+      // The peer address is read only when something needs it (rate limits of anonymous requests,
+      // handlers that log or limit by address): it costs a native call and a string per request.
+      peer: null,
+      get ip(): string {
+        return (this.peer ??= this.aborted ? '' : Buffer.from(res.getRemoteAddressAsText()).toString());
+      },
       aborted: false,
       done: false,
       tempFiles: [],
@@ -119,12 +125,6 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     };
     req.forEach((k, v) => {
       p.headers[k] = k in p.headers ? `${p.headers[k]}, ${v}` : v;
-    });
-    // The peer address is read only when something needs it (rate limits of anonymous requests,
-    // handlers that log or limit by address): it costs a native call and a string per request.
-    let ip: string | null = null;
-    Object.defineProperty(p, 'ip', {
-      get: () => (ip ??= p.aborted ? '' : Buffer.from(res.getRemoteAddressAsText()).toString()),
     });
     inFlight++;
     res.onAborted(() => {
