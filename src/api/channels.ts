@@ -30,12 +30,14 @@ import {
   subscriberCounts,
   subscriberIds,
   visibleStreams,
+  defaultStreams,
+  subscribedStreams,
+  channelFolders,
   STREAM_GROUP_SETTINGS,
   type StreamGroupSetting,
   type StreamRow,
 } from '../lib/streams';
 import { isGuest } from '../lib/users';
-import { stmt } from '../db/stmt';
 import '../lib/state-channels';
 
 const retentionSchema = v.union([v.picklist(['realm_default', 'unlimited', 'forever']), zInt({ min: 1 })], 'Invalid {var_name}');
@@ -147,7 +149,7 @@ export const channelRoutes = [
       if ((params.include_all || params.include_all_active) && isGuest(user)) throw errors.badRequest('User not authorized for this query');
       const counts = subscriberCounts(app.db, user.realm_id);
       const defaults = new Set(
-        (stmt(app.db, 'SELECT stream_id FROM default_stream WHERE realm_id = ?').all(user.realm_id) as { stream_id: number }[]).map((r) => r.stream_id),
+        defaultStreams(app.db, user.realm_id).map((r) => r.id),
       );
       const streams = visibleStreams(app.db, user, { includeArchived: !params.exclude_archived }).filter((s) => {
         if (params.include_all || params.include_all_active) return true;
@@ -195,10 +197,7 @@ export const channelRoutes = [
     auth: 'user',
     params: { include_subscribers: p.bool().default(false) },
     handle({ app, user, params }) {
-      const rows = stmt(
-        app.db,
-        'SELECT s.* FROM subscription sub JOIN stream s ON s.id = sub.stream_id WHERE sub.user_id = ? AND sub.active = 1 AND s.deactivated = 0 ORDER BY s.name COLLATE NOCASE',
-      ).all(user.id) as StreamRow[];
+      const rows = subscribedStreams(app.db, user.id);
       const counts = subscriberCounts(app.db, user.realm_id);
       return {
         subscriptions: rows.map((s) =>
@@ -365,9 +364,7 @@ export const channelRoutes = [
     path: '/api/v1/default_streams',
     auth: 'user',
     handle({ app, user }) {
-      const rows = stmt(app.db, 'SELECT s.* FROM default_stream d JOIN stream s ON s.id = d.stream_id WHERE d.realm_id = ? ORDER BY s.id').all(
-        user.realm_id,
-      ) as StreamRow[];
+      const rows = defaultStreams(app.db, user.realm_id);
       return { default_streams: rows.map((s) => formatStream(app.db, s)) };
     },
   }),
@@ -398,10 +395,7 @@ export const channelRoutes = [
     auth: 'user',
     params: { include_archived: p.bool().default(false) },
     handle({ app, user, params }) {
-      const rows = stmt(app.db, 'SELECT id, is_archived FROM channel_folder WHERE realm_id = ? ORDER BY "order", id').all(user.realm_id) as {
-        id: number;
-        is_archived: number;
-      }[];
+      const rows = channelFolders(app.db, user.realm_id);
       return { channel_folders: rows.filter((r) => params.include_archived || !r.is_archived).map((r) => formatFolder(app, r.id)) };
     },
   }),

@@ -236,3 +236,21 @@ export function visibleStreams(db: Db, user: UserRow, opts: { includeArchived?: 
   const all = stmt(db, 'SELECT * FROM stream WHERE realm_id = ? ORDER BY id').all(user.realm_id) as StreamRow[];
   return all.filter((s) => (opts.includeArchived || !s.deactivated) && canAccessStreamMetadata(db, user, s));
 }
+
+/** The organization's default channels, by id. */
+export function defaultStreams(db: Db, realmId: number): StreamRow[] {
+  return stmt(db, 'SELECT s.* FROM default_stream d JOIN stream s ON s.id = d.stream_id WHERE d.realm_id = ? ORDER BY s.id').all(realmId) as StreamRow[];
+}
+
+/** The user's active subscriptions to channels that are not archived, by name. */
+export function subscribedStreams(db: Db, userId: number): StreamRow[] {
+  return stmt(
+    db,
+    'SELECT s.* FROM subscription sub JOIN stream s ON s.id = sub.stream_id WHERE sub.user_id = ? AND sub.active = 1 AND s.deactivated = 0 ORDER BY s.name COLLATE NOCASE',
+  ).all(userId) as StreamRow[];
+}
+
+/** Channel folder ids of the organization in display order, with their archived state. */
+export function channelFolders(db: Db, realmId: number): { id: number; is_archived: number }[] {
+  return stmt(db, 'SELECT id, is_archived FROM channel_folder WHERE realm_id = ? ORDER BY "order", id').all(realmId) as { id: number; is_archived: number }[];
+}

@@ -48,3 +48,10 @@ describe('import layering', () => {
     assert.deepEqual(senders, []);
   });
 });
+
+describe('handlers are declarations', () => {
+  it('src/api holds no SQL', () => {
+    const withSql = files('api').filter((f) => /\bstmt\(|\.prepare\(|\bdb\.exec\(/.test(fs.readFileSync(path.join(src, f), 'utf8')));
+    assert.deepEqual(withSql, []);
+  });
+});
