@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
+import { queuedEvents, registerQueue } from '../helpers/events';
 import { createChannel, err, sendDirect, sendToChannel, SUCCESS } from '../helpers/chat';
 
 let t: TestServer;
@@ -9,16 +10,8 @@ before(async () => {
 });
 after(() => t.close());
 
-async function queue(user: TestUser, types: string[]): Promise<string> {
-  const res = await t.api(user, 'POST', '/register', { event_types: types, fetch_event_types: [] });
-  assert.equal(res.status, 200, res.text);
-  return res.body.queue_id;
-}
-async function events(user: TestUser, queueId: string): Promise<any[]> {
-  const res = await t.api(user, 'GET', '/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
-  assert.equal(res.status, 200, res.text);
-  return res.body.events.filter((e: any) => e.type !== 'heartbeat').map(({ id, ...rest }: any) => rest);
-}
+const queue = (user: TestUser, types: string[]) => registerQueue(t, user, types);
+const events = (user: TestUser, queueId: string) => queuedEvents(t, user, queueId);
 
 describe('GET /users/me/alert_words', () => {
   it('starts empty', async () => {

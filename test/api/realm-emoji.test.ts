@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { basicAuth, startTestServer, type TestServer, type TestUser } from '../helpers/server';
+import { queuedEvents, registerQueue } from '../helpers/events';
 import { createChannel, err, sendToChannel, SUCCESS, systemGroups } from '../helpers/chat';
 
 let t: TestServer;
@@ -38,16 +39,8 @@ async function addEmoji(user: TestUser, name: string, parts: Part[] = [{ field: 
   return t.raw('POST', `/api/v1/realm/emoji/${encodeURIComponent(name)}`, { headers: { authorization: basicAuth(user), 'content-type': contentType }, body });
 }
 
-async function queue(user: TestUser, types: string[]): Promise<string> {
-  const res = await t.api(user, 'POST', '/register', { event_types: types, fetch_event_types: [] });
-  assert.equal(res.status, 200, res.text);
-  return res.body.queue_id;
-}
-async function events(user: TestUser, queueId: string): Promise<any[]> {
-  const res = await t.api(user, 'GET', '/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
-  assert.equal(res.status, 200, res.text);
-  return res.body.events.filter((e: any) => e.type !== 'heartbeat').map(({ id, ...rest }: any) => rest);
-}
+const queue = (user: TestUser, types: string[]) => registerQueue(t, user, types);
+const events = (user: TestUser, queueId: string) => queuedEvents(t, user, queueId);
 
 const realmId = () => (t.app.db.prepare('SELECT realm_id FROM user WHERE id = ?').get(t.users.owner.id) as { realm_id: number }).realm_id;
 let greenId: string;
