@@ -3,22 +3,22 @@ import * as v from 'valibot';
 import { doChangeSettings, doConfirmEmailChange, type EmailConfirmResult } from '../actions/settings';
 import { p, zInt, type Param } from '../http/params';
 import { publicRoute, Reply, route, type AnyRoute } from '../http/route';
-import { SETTINGS } from '../lib/settings';
+import { SETTINGS, type SettingDef } from '../lib/settings';
 
 const NOT_IN_LIST = 'Invalid {var_name}: Value error, Not in the list of possible values';
 
-function settingParam(name: string): Param<unknown> {
-  const def = SETTINGS[name];
+/** The parameter of one personal setting, typed and checked as Zulip's PATCH /settings does. */
+function settingParam(name: string, def: SettingDef): Param<unknown> {
   if (def.type === 'bool') return p.bool().optional();
   if (def.type === 'int') {
     if (!def.values) return p.int().optional();
-    const allowed = def.values;
+    const allowed = def.values as readonly number[];
     return p.json(v.pipe(zInt(), v.check((n) => allowed.includes(n), NOT_IN_LIST))).optional();
   }
   if (!def.values) return p.str().optional();
   // zulip-compat: web_home_view "recent_topics" is the name before feature level 454.
-  const allowed = name === 'web_home_view' ? [...def.values, 'recent_topics'] : def.values;
-  return p.json(v.pipe(v.string(), v.check((s) => allowed.includes(s), NOT_IN_LIST))).optional() as Param<unknown>;
+  const allowed = (name === 'web_home_view' ? [...def.values, 'recent_topics'] : def.values) as readonly string[];
+  return rawEnum(p.json(v.pipe(v.string(), v.check((s) => allowed.includes(s), NOT_IN_LIST))).optional() as Param<unknown>);
 }
 
 /** Raw-string enumerations: Zulip reads them unencoded, so wrap the JSON schema around the raw value. */
@@ -35,11 +35,12 @@ function rawEnum(param: Param<unknown>): Param<unknown> {
   };
 }
 
-const settingParams: Record<string, Param<unknown>> = {};
-for (const name of Object.keys(SETTINGS)) {
-  const def = SETTINGS[name];
-  settingParams[name] = def.type === 'str' && def.values ? rawEnum(settingParam(name)) : settingParam(name);
+/** Parameters for the settings described by `defs` (PATCH /settings, the organization's defaults). */
+export function settingParamsFor(defs: Readonly<Record<string, SettingDef>>): Record<string, Param<unknown>> {
+  return Object.fromEntries(Object.entries(defs).map(([name, def]) => [name, settingParam(name, def)]));
 }
+
+const settingParams = settingParamsFor(SETTINGS);
 
 const targetUsersSchema = v.pipe(
   v.unknown(),
