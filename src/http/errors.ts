@@ -62,7 +62,11 @@ export class JsonableError extends Error {
 
   constructor(template: string, opts: ErrorOptions = {}) {
     const vars = { ...(opts.data ?? {}), ...(opts.vars ?? {}) };
+    // A client error needs no stack trace: skip capturing one.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(template.replace(/\{(\w+)\}/g, (w, k: string) => (k in vars ? String(vars[k]) : w)));
+    Error.stackTraceLimit = limit;
     this.template = template;
     this.vars = vars;
     this.code = opts.code ?? 'BAD_REQUEST';
