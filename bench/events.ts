@@ -19,7 +19,8 @@
 // clients are raw keep-alive sockets in this one process: each /events response is timestamped
 // in its socket's data callback; parsing and re-parking wait for a setImmediate so that they do not
 // delay the timestamps of the other sockets that became readable in the same event-loop turn.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { gcHook, whenListening, type ServerProcess } from './server-process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -96,59 +97,20 @@ function seed(): Seeded {
   return { dir, realmId, owner: { id: owner.userId, auth: basic(owner.email, owner.apiKey) }, members, streamId: stream.id };
 }
 
-interface Server {
-  proc: ChildProcess;
-  port: number;
-  stop(): Promise<void>;
-}
-
-// A preload for the server process (written to a temp dir; src/ is untouched): on SIGUSR2 it runs two
-// full garbage collections and writes process.memoryUsage() to BENCH_MEM_FILE, so that memory is read
-// after a GC rather than at whatever point V8's heap happens to be.
-const GC_HOOK = `
-const fs = require('node:fs');
-process.on('SIGUSR2', () => {
-  global.gc(); global.gc();
-  const f = process.env.BENCH_MEM_FILE;
-  fs.writeFileSync(f + '.tmp', JSON.stringify(process.memoryUsage()));
-  fs.renameSync(f + '.tmp', f);
-});
-`;
-const hookDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-hook-'));
-fs.writeFileSync(path.join(hookDir, 'gc-hook.cjs'), GC_HOOK);
-const MEM_FILE = path.join(hookDir, 'mem.json');
+type Server = ServerProcess;
+const hook = gcHook();
 
 function startServer(dir: string): Promise<Server> {
   const proc = spawn(
     process.execPath,
-    [...(opt['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(opt['cpu-prof'])] : []), '--expose-gc', '--require', path.join(hookDir, 'gc-hook.cjs'), ...(opt.server ? [path.resolve(opt.server)] : ['--import', 'tsx', path.join(ROOT, 'src/main.ts')]), 'serve', '--data-dir', dir, '--port', '0', '--no-rate-limits'],
+    [...(opt['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(opt['cpu-prof'])] : []), ...hook.nodeArgs, ...(opt.server ? [path.resolve(opt.server)] : ['--import', 'tsx', path.join(ROOT, 'src/main.ts')]), 'serve', '--data-dir', dir, '--port', '0', '--no-rate-limits'],
     {
       cwd: ROOT,
-      env: { ...process.env, PARLEY_HEARTBEAT_SECONDS: '3600', BENCH_MEM_FILE: MEM_FILE },
+      env: { ...process.env, PARLEY_HEARTBEAT_SECONDS: '3600', ...hook.env },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
-  const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
-      if (m) {
-        out = '';
-        resolve({
-          proc,
-          port: Number(m[1]),
-          stop: () => {
-            if (proc.exitCode === null) proc.kill('SIGTERM');
-            const killer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-            return exited.then(() => clearTimeout(killer));
-          },
-        });
-      }
-    });
-    proc.on('exit', (code) => reject(new Error(`server exited ${code} before listening`)));
-  });
+  return whenListening(proc);
 }
 
 interface Mem {
@@ -160,17 +122,11 @@ interface Mem {
   external: number;
 }
 
-/** The server's memory after two forced full GCs (see GC_HOOK), once it has been idle for `waitMs`. */
+/** The server's memory after two forced full GCs (see bench/server-process.ts), once idle for `waitMs`. */
 async function serverMem(pid: number, waitMs = 1000): Promise<Mem> {
   await sleep(waitMs);
-  fs.rmSync(MEM_FILE, { force: true });
-  process.kill(pid, 'SIGUSR2');
-  const deadline = Date.now() + 10_000;
-  while (!fs.existsSync(MEM_FILE)) {
-    if (Date.now() > deadline) throw new Error('the server did not answer SIGUSR2 (GC hook)');
-    await sleep(20);
-  }
-  const m = JSON.parse(fs.readFileSync(MEM_FILE, 'utf8')) as { heapUsed: number; external: number };
+  const m = await hook.memoryAfterGc(pid);
+  if (!m) throw new Error('the server did not answer SIGUSR2 (GC hook)');
   await sleep(300);
   return { rss: rssKb(pid), heap: m.heapUsed / 1024, external: m.external / 1024 };
 }
@@ -575,7 +531,7 @@ async function main(): Promise<void> {
     if (opt.parts!.includes('b')) await memory(s);
   } finally {
     fs.rmSync(s.dir, { recursive: true, force: true });
-    fs.rmSync(hookDir, { recursive: true, force: true });
+    hook.remove();
   }
   console.log(`\nload average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 }

@@ -4,7 +4,8 @@
 //  read: GET /messages (100 newest, channel + topic narrow) and full-text search on a database of
 //        1,000,000 messages; p50/p95 latencies.
 // The server runs as its own process (rate limits off); the load comes from this process.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { whenListening, type ServerProcess } from './server-process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -77,19 +78,11 @@ function fill(s: Seeded, count: number): void {
   app.close();
 }
 
-function startServer(dir: string): Promise<{ proc: ChildProcess; port: number }> {
+function startServer(dir: string): Promise<ServerProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts'), 'serve', '--data-dir', dir, '--port', '0', '--no-rate-limits'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
-      if (m) resolve({ proc, port: Number(m[1]) });
-    });
-    proc.on('exit', (code) => reject(new Error(`server exited ${code}`)));
-  });
+  return whenListening(proc);
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });

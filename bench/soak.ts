@@ -17,7 +17,8 @@
 // Everything binds 127.0.0.1; the server (rate limits off, default heartbeat and queue lifespan) gets
 // a temp data dir, removed at the end. Presence and uploads are probed first: a route answering 404
 // is skipped with a note.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { gcHook, whenListening, type ServerProcess } from './server-process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -108,34 +109,15 @@ function seed(): Seeded {
   return { dir, users, channelIds };
 }
 
-// Memory readings after a forced GC come from a preload written to a temp dir (src/ is untouched): on
-// SIGUSR2 it runs two full GCs and writes process.memoryUsage() to BENCH_MEM_FILE.
-const GC_HOOK = `
-const fs = require('node:fs');
-process.on('SIGUSR2', () => {
-  global.gc(); global.gc();
-  const f = process.env.BENCH_MEM_FILE;
-  fs.writeFileSync(f + '.tmp', JSON.stringify(process.memoryUsage()));
-  fs.renameSync(f + '.tmp', f);
-});
-`;
-const hookDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-hook-'));
-fs.writeFileSync(path.join(hookDir, 'gc-hook.cjs'), GC_HOOK);
-const MEM_FILE = path.join(hookDir, 'mem.json');
+const hook = gcHook();
 
-interface Server {
-  proc: ChildProcess;
-  port: number;
-  stop(): Promise<void>;
-}
+type Server = ServerProcess;
 
 function startServer(dir: string): Promise<Server> {
   const proc = spawn(
     process.execPath,
     [
-      '--expose-gc',
-      '--require',
-      path.join(hookDir, 'gc-hook.cjs'),
+      ...hook.nodeArgs,
       ...(opt.server ? [path.resolve(opt.server)] : ['--import', 'tsx', path.join(ROOT, 'src/main.ts')]),
       'serve',
       '--data-dir',
@@ -144,7 +126,7 @@ function startServer(dir: string): Promise<Server> {
       '0',
       '--no-rate-limits',
     ],
-    { cwd: ROOT, env: { ...process.env, BENCH_MEM_FILE: MEM_FILE }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: ROOT, env: { ...process.env, ...hook.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   // Server stderr (unexpected errors are logged there) is passed through, a bounded amount of it.
   let errBytes = 0;
@@ -152,27 +134,7 @@ function startServer(dir: string): Promise<Server> {
     if (errBytes < 20_000) process.stderr.write(`[server] ${d}`);
     errBytes += d.length;
   });
-  const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
-      if (m) {
-        out = '';
-        resolve({
-          proc,
-          port: Number(m[1]),
-          stop: () => {
-            if (proc.exitCode === null) proc.kill('SIGTERM');
-            const killer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-            return exited.then(() => clearTimeout(killer));
-          },
-        });
-      }
-    });
-    proc.on('exit', (code) => reject(new Error(`server exited ${code} before listening`)));
-  });
+  return whenListening(proc);
 }
 
 function rssKb(pid: number): number {
@@ -180,16 +142,10 @@ function rssKb(pid: number): number {
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN);
 }
 
-/** JS heap used after two forced full GCs, in kB (see GC_HOOK). */
+/** JS heap used after two forced full GCs, in kB (see bench/server-process.ts). */
 async function heapAfterGc(pid: number): Promise<number> {
-  fs.rmSync(MEM_FILE, { force: true });
-  process.kill(pid, 'SIGUSR2');
-  const deadline = Date.now() + 10_000;
-  while (!fs.existsSync(MEM_FILE)) {
-    if (Date.now() > deadline) return NaN;
-    await sleep(20);
-  }
-  return (JSON.parse(fs.readFileSync(MEM_FILE, 'utf8')) as { heapUsed: number }).heapUsed / 1024;
+  const m = await hook.memoryAfterGc(pid);
+  return m ? m.heapUsed / 1024 : NaN;
 }
 
 interface Response {
@@ -604,7 +560,7 @@ async function main(): Promise<void> {
     for (const c of [...pollConns, ...actionConns]) c.close();
     await server.stop();
     fs.rmSync(s.dir, { recursive: true, force: true });
-    fs.rmSync(hookDir, { recursive: true, force: true });
+    hook.remove();
   }
 }
 
