@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import crypto from 'node:crypto';
 import { basicAuth, startTestServer, type TestServer, type TestUser } from '../helpers/server';
+import { multipart, type Part } from '../helpers/multipart';
 import { queuedEvents, registerQueue } from '../helpers/events';
 import { createChannel, err, sendToChannel, SUCCESS, systemGroups } from '../helpers/chat';
 
@@ -13,26 +13,6 @@ after(() => t.close());
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 
-interface Part {
-  field: string;
-  filename?: string;
-  type?: string;
-  data: Buffer | string;
-}
-
-function multipart(parts: Part[]): { body: Buffer; contentType: string } {
-  const boundary = '----parley' + crypto.randomBytes(8).toString('hex');
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.field}"`;
-    if (p.filename !== undefined) head += `; filename="${p.filename}"`;
-    head += '\r\n';
-    if (p.filename !== undefined) head += `Content-Type: ${p.type ?? 'application/octet-stream'}\r\n`;
-    chunks.push(Buffer.from(head + '\r\n', 'utf8'), Buffer.from(p.data), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
-}
 
 async function addEmoji(user: TestUser, name: string, parts: Part[] = [{ field: 'file', filename: 'img.png', type: 'image/png', data: PNG }]) {
   const { body, contentType } = multipart(parts);

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { basicAuth, startTestServer, type TestServer, type TestUser } from '../helpers/server';
+import { multipart, type Part } from '../helpers/multipart';
 import { createChannel, err, sendDirect, sendToChannel, SUCCESS } from '../helpers/chat';
 import { sanitizeName } from '../../src/uploads/store';
 
@@ -20,27 +21,6 @@ before(async () => {
 });
 after(() => t.close());
 
-interface Part {
-  field: string;
-  filename?: string;
-  type?: string;
-  data: Buffer | string;
-}
-
-/** A multipart/form-data body built by hand, so filenames reach the server byte for byte. */
-function multipart(parts: Part[]): { body: Buffer; contentType: string } {
-  const boundary = '----parley' + crypto.randomBytes(8).toString('hex');
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.field}"`;
-    if (p.filename !== undefined) head += `; filename="${p.filename}"`;
-    head += '\r\n';
-    if (p.filename !== undefined) head += `Content-Type: ${p.type ?? 'application/octet-stream'}\r\n`;
-    chunks.push(Buffer.from(head + '\r\n', 'utf8'), Buffer.from(p.data), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
-}
 
 async function upload(user: TestUser, parts: Part[]) {
   const { body, contentType } = multipart(parts);
