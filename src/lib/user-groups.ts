@@ -3,6 +3,7 @@
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { groupSettingForApi } from './groups';
+import { STREAM_GROUP_SETTINGS } from './streams';
 
 /** The group settings every named group carries, with Zulip's rules and creation defaults. */
 export const GROUP_SETTINGS = [
@@ -156,20 +157,6 @@ const REALM_SETTING_COLUMNS = [
   'direct_message_permission_group',
 ];
 
-const STREAM_SETTING_COLUMNS = [
-  'can_add_subscribers_group',
-  'can_administer_channel_group',
-  'can_create_topic_group',
-  'can_delete_any_message_group',
-  'can_delete_own_message_group',
-  'can_move_messages_out_of_channel_group',
-  'can_move_messages_within_channel_group',
-  'can_remove_subscribers_group',
-  'can_resolve_topics_group',
-  'can_send_message_group',
-  'can_subscribe_group',
-];
-
 /**
  * Where a group is in use (Zulip's objections of CANNOT_DEACTIVATE_GROUP_IN_USE, in its order): as a
  * subgroup of active named groups, in active channels' settings, other active groups' settings, and
@@ -187,7 +174,7 @@ export function groupUsage(db: Db, realmId: number, groupId: number): Record<str
   if (supergroupIds.length) objections.push({ type: 'subgroup', supergroup_ids: supergroupIds });
   const streams = stmt(db, 'SELECT * FROM stream WHERE realm_id = ? AND deactivated = 0 ORDER BY id').all(realmId) as Record<string, number | null>[];
   for (const s of streams) {
-    const settings = STREAM_SETTING_COLUMNS.filter((c) => settingUses(db, s[c] ?? null, groupId));
+    const settings = STREAM_GROUP_SETTINGS.filter((c) => settingUses(db, s[c] ?? null, groupId));
     if (settings.length) objections.push({ type: 'channel', channel_id: s.id, settings });
   }
   const groups = stmt(db, 'SELECT * FROM user_group WHERE realm_id = ? AND named = 1 AND deactivated = 0 AND id != ? ORDER BY id').all(
