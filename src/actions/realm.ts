@@ -3,7 +3,7 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { nowSeconds } from '../lib/clock';
 import { NOBODY_GROUP, ROLE, SYSTEM_GROUPS } from '../lib/roles';
-import { findRealm } from '../lib/realm';
+import { findRealm, REALM_GROUP_SETTING_DEFAULTS } from '../lib/realm';
 import { doCreateUser, type CreatedUser } from './users';
 
 export interface NewRealm {
@@ -14,33 +14,6 @@ export interface NewRealm {
   ownerFullName: string;
   stringId?: string;
 }
-
-// Realm permission settings and the system group each defaults to (Zulip's defaults).
-const REALM_GROUP_DEFAULTS: Record<string, string> = {
-  can_access_all_users_group: 'role:everyone',
-  can_create_public_channel_group: 'role:members',
-  can_create_private_channel_group: 'role:members',
-  can_create_web_public_channel_group: 'role:owners',
-  can_add_subscribers_group: 'role:members',
-  can_invite_users_group: 'role:members',
-  can_create_groups: 'role:members',
-  can_manage_all_groups: 'role:administrators',
-  can_mention_many_users_group: 'role:administrators',
-  can_move_messages_between_channels_group: 'role:members',
-  can_move_messages_between_topics_group: 'role:everyone',
-  can_delete_any_message_group: 'role:administrators',
-  can_delete_own_message_group: 'role:everyone',
-  can_resolve_topics_group: 'role:everyone',
-  can_create_bots_group: 'role:members',
-  can_create_write_only_bots_group: 'role:members',
-  can_add_custom_emoji_group: 'role:members',
-  can_set_delete_message_policy_group: 'role:moderators',
-  can_set_topics_policy_group: 'role:moderators',
-  can_summarize_topics_group: 'role:everyone',
-  direct_message_initiator_group: 'role:everyone',
-  direct_message_permission_group: 'role:everyone',
-  create_multiuse_invite_group: 'role:administrators',
-};
 
 const SYSTEM_GROUP_DESCRIPTIONS: Record<string, string> = {
   'role:internet': 'Everyone on the internet',
@@ -82,7 +55,7 @@ export function doCreateRealm(app: App, spec: NewRealm): { realmId: number; owne
     const setGroup = (column: string, groupId: number) =>
       // column names come from the constant table above, never from input
       app.db.prepare(`UPDATE realm SET ${column} = ? WHERE id = ?`).run(groupId, realmId);
-    for (const [column, group] of Object.entries(REALM_GROUP_DEFAULTS)) setGroup(column, ids[group]);
+    for (const [column, group] of Object.entries(REALM_GROUP_SETTING_DEFAULTS)) setGroup(column, ids[group]);
     const owner = doCreateUser(app, {
       realmId,
       email: spec.ownerEmail,

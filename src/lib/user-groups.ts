@@ -4,6 +4,7 @@ import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { groupSettingForApi } from './groups';
 import { STREAM_GROUP_SETTINGS } from './streams';
+import { REALM_GROUP_SETTING_DEFAULTS } from './realm';
 
 /** The group settings every named group carries, with Zulip's rules and creation defaults. */
 export const GROUP_SETTINGS = [
@@ -131,31 +132,8 @@ function settingUses(db: Db, settingGroupId: number | null, groupId: number): bo
   );
 }
 
-const REALM_SETTING_COLUMNS = [
-  'can_access_all_users_group',
-  'can_add_custom_emoji_group',
-  'can_add_subscribers_group',
-  'can_create_bots_group',
-  'can_create_groups',
-  'can_create_private_channel_group',
-  'can_create_public_channel_group',
-  'can_create_web_public_channel_group',
-  'can_create_write_only_bots_group',
-  'can_delete_any_message_group',
-  'can_delete_own_message_group',
-  'can_invite_users_group',
-  'can_manage_all_groups',
-  'can_mention_many_users_group',
-  'can_move_messages_between_channels_group',
-  'can_move_messages_between_topics_group',
-  'can_resolve_topics_group',
-  'can_set_delete_message_policy_group',
-  'can_set_topics_policy_group',
-  'can_summarize_topics_group',
-  'create_multiuse_invite_group',
-  'direct_message_initiator_group',
-  'direct_message_permission_group',
-];
+// The organization's group settings, in the (alphabetical) order objections list them.
+const REALM_SETTING_COLUMNS = Object.keys(REALM_GROUP_SETTING_DEFAULTS).sort();
 
 /**
  * Where a group is in use (Zulip's objections of CANNOT_DEACTIVATE_GROUP_IN_USE, in its order): as a
