@@ -20,6 +20,7 @@ import {
 import { FLAG, messageVisibleTo, topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { renderMessage } from '../lib/render';
+import { escapeHtml } from '../lib/html';
 import {
   canAccessStreamMetadata,
   findStreamById,
@@ -87,10 +88,6 @@ function channelForSend(app: App, sender: UserRow, to: Extract<Addressee, { kind
     throw new JsonableError("Channel '{stream}' does not exist", { code: 'STREAM_DOES_NOT_EXIST', data: { stream: escapeHtml(name) } });
   }
   return s;
-}
-
-export function escapeHtml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
 /** Whether the sender may post to channel `s` (subscription for private channels, the send group). */

@@ -3,6 +3,7 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import { flagNames, formatMessages, loadMessages, type MessageRow } from './messages';
+import { escapeHtml } from './html';
 import { fromClause, idColumn, narrowToSql, FLAG, type NarrowSql, type NarrowTerm } from './narrow';
 import type { UserRow } from './users';
 
@@ -96,7 +97,6 @@ export function highlight(html: string, words: string[]): string {
     .join('');
 }
 
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 export interface FetchOptions {
   anchor?: Anchor;
