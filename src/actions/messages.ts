@@ -21,6 +21,7 @@ import { FLAG, messageVisibleTo, topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { renderMessage } from '../lib/render';
 import { escapeHtml } from '../lib/html';
+import { invalidCharacterPosition } from '../lib/validate';
 import {
   canAccessStreamMetadata,
   findStreamById,
@@ -59,14 +60,8 @@ export function normalizeContent(raw: string): string {
 export function normalizeTopic(raw: string, realm: RealmRow): string {
   let topic = raw.trim();
   if (topic === realm.empty_topic_display_name || topic === '(no topic)') return '';
-  let position = 0;
-  for (const ch of topic) {
-    position++;
-    const c = ch.codePointAt(0) as number;
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) === 0xfffe) {
-      throw errors.badRequest('Invalid character in topic, at position {position}!', { position });
-    }
-  }
+  const position = invalidCharacterPosition(topic);
+  if (position) throw errors.badRequest('Invalid character in topic, at position {position}!', { position });
   if (codePoints(topic) > MAX_TOPIC_LENGTH) topic = Array.from(topic).slice(0, MAX_TOPIC_LENGTH - 3).join('') + '...';
   return topic;
 }

@@ -7,6 +7,7 @@ import { nowSeconds } from '../lib/clock';
 import { isUserInGroup, storeGroupSetting, type GroupSettingValue } from '../lib/groups';
 import { getRealmById, systemGroupId, type RealmRow } from '../lib/realm';
 import { renderPlain } from '../lib/render';
+import { invalidCharacterPosition } from '../lib/validate';
 import {
   canAccessStreamMetadata,
   findStreamById,
@@ -45,14 +46,8 @@ export function checkStreamName(raw: string): string {
   if (codePoints(name) > MAX_STREAM_NAME_LENGTH) {
     throw errors.badRequest('Channel name too long (limit: {limit} characters).', { limit: MAX_STREAM_NAME_LENGTH });
   }
-  let position = 0;
-  for (const ch of name) {
-    position++;
-    const c = ch.codePointAt(0) as number;
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) === 0xfffe) {
-      throw errors.badRequest('Invalid character in channel name, at position {position}.', { position });
-    }
-  }
+  const position = invalidCharacterPosition(name);
+  if (position) throw errors.badRequest('Invalid character in channel name, at position {position}.', { position });
   return name;
 }
 

@@ -31,3 +31,17 @@ export const PASSWORD_MIN_LENGTH = 6;
 export function checkPasswordStrength(password: string): void {
   if (password.length < PASSWORD_MIN_LENGTH) throw errors.badRequest('The password is too weak.');
 }
+
+/**
+ * 1-based position of the first character Zulip refuses in names and topics (control characters,
+ * Unicode non-characters), or 0 when there is none.
+ */
+export function invalidCharacterPosition(text: string): number {
+  let position = 0;
+  for (const ch of text) {
+    position++;
+    const c = ch.codePointAt(0) as number;
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) === 0xfffe) return position;
+  }
+  return 0;
+}
