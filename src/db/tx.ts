@@ -19,7 +19,37 @@ export class WriteBatch {
 
   private failureListeners: (() => void)[] = [];
 
-  constructor(private readonly db: Db) {}
+  /**
+   * Changes whenever the database may have changed: when a write starts and when a turn that wrote
+   * commits or fails. Caches of derived read results (lib/read-cache.ts) are valid while it stays the same.
+   */
+  epoch = 0;
+  private lastTotalChanges = 0;
+  private lastDataVersion = 0;
+  private readonly totalChanges: { get(): unknown };
+  private readonly dataVersion: { get(): unknown };
+
+  constructor(private readonly db: Db) {
+    this.totalChanges = db.prepare('SELECT total_changes()').pluck();
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.lastTotalChanges = this.totalChanges.get() as number;
+    this.lastDataVersion = this.dataVersion.get() as number;
+  }
+
+  /**
+   * Moves the epoch if the database changed behind the batch's back since it last looked: a statement
+   * run outside write() on this connection (total_changes) or a commit by another connection, such
+   * as a second process on the same file (data_version).
+   */
+  private noticeOutsideChanges(): void {
+    const total = this.totalChanges.get() as number;
+    const version = this.dataVersion.get() as number;
+    if (total !== this.lastTotalChanges || version !== this.lastDataVersion) this.epoch++;
+    // Another connection's rows never fire this connection's watch triggers: drop every watched cache.
+    if (version !== this.lastDataVersion) invalidateAll(this.db);
+    this.lastTotalChanges = total;
+    this.lastDataVersion = version;
+  }
 
   /** Calls `fn` whenever a commit fails and the turn's writes are lost. */
   onCommitFailure(fn: () => void): void {
@@ -39,6 +69,7 @@ export class WriteBatch {
   begin(): void {
     if (this.open) return;
     this.db.exec('BEGIN');
+    this.noticeOutsideChanges();
     this.open = true;
     setImmediate(() => this.commit());
   }
@@ -47,6 +78,7 @@ export class WriteBatch {
   write<T>(fn: () => T): T {
     this.begin();
     this.dirty = true;
+    this.epoch++;
     this.db.exec('SAVEPOINT w');
     this.pending.push([]);
     let result: T;
@@ -99,6 +131,8 @@ export class WriteBatch {
       invalidateAll(this.db);
       for (const fn of this.failureListeners) fn();
     }
+    if (this.dirty || !ok) this.epoch++;
+    this.noticeOutsideChanges();
     this.open = false;
     this.dirty = false;
     const hooks = this.hooks;

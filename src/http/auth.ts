@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
-import { isRealmDeactivated, userByApiEmail } from '../lib/auth-cache';
+import { isRealmDeactivated, rememberAuthHeader, userByApiEmail, userByAuthHeader } from '../lib/auth-cache';
 import { API_KEY_FORMAT, safeEqual } from '../lib/secrets';
 import { findUserByEmail, findUserById, type UserRow } from '../lib/users';
 import { nowSeconds } from '../lib/clock';
@@ -47,11 +47,17 @@ export function authenticateBasic(app: App, header: string | undefined): UserRow
   // zulip-compat: a request without credentials is refused before Basic parsing (rest_dispatch's
   // MissingAuthenticationError), so the client sees "Not logged in", not "Missing authorization header".
   if (!header) throw errors.unauthorized();
+  const known = userByAuthHeader(app, header);
+  if (known) {
+    checkAccountActive(app, known);
+    return known;
+  }
   const { email, key } = parseBasic(header);
   if (!API_KEY_FORMAT.test(key)) throw errors.invalidApiKey('Malformed API key');
   const user = userByApiEmail(app, app.realmId(), email);
   if (!user || !safeEqual(user.api_key, key)) throw errors.invalidApiKey();
   checkAccountActive(app, user);
+  rememberAuthHeader(app, header, user);
   return user;
 }
 

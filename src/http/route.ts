@@ -62,7 +62,29 @@ export class FileReply {
   ) {}
 }
 
-export type HandlerResult = Record<string, unknown> | Reply | FileReply;
+/**
+ * Success fields already serialised as one JSON object (`{"a":1}`), for hot routes whose answer is
+ * cached as text (lib/read-cache.ts): the envelope is spliced around it, byte for byte what
+ * JSON.stringify of the same fields would give.
+ */
+export class JsonFields {
+  private envelope?: Buffer;
+  constructor(readonly json: string) {}
+
+  /** The whole success body as UTF-8 (no ignored parameters), built once per instance. */
+  successBody(): Buffer {
+    return (this.envelope ??= Buffer.from(this.successText()));
+  }
+
+  /** The success body with `ignored_parameters_unsupported` when there are any (sorted). */
+  successText(ignored: readonly string[] = []): string {
+    const inner = this.json.length > 2 ? `,${this.json.slice(1, -1)}` : '';
+    const tail = ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
+    return `{"result":"success","msg":""${inner}${tail}}`;
+  }
+}
+
+export type HandlerResult = Record<string, unknown> | Reply | FileReply | JsonFields;
 
 export interface RouteDef<S extends ParamSpec, U> {
   method: Method;

@@ -46,6 +46,8 @@ function decodeSegment(seg: string): string {
 /** Routes keyed by method and path pattern. */
 export class Router<T> {
   private root: Node<T> = newNode();
+  /** Handlers of the fully static patterns by path: most requests are found here without a walk. */
+  private exact = new Map<string, Map<Method, T>>();
   private patterns: { method: Method; pattern: string }[] = [];
 
   add(method: Method, pattern: string, handler: T): void {
@@ -82,6 +84,7 @@ export class Router<T> {
     if (node.handlers.has(method)) throw new Error(`duplicate route ${method} ${pattern}`);
     node.handlers.set(method, handler);
     this.patterns.push({ method, pattern });
+    if (!pattern.includes('{')) this.exact.set(segs.length === 0 ? '/' : `/${segs.join('/')}`, node.handlers);
   }
 
   /** Every registered (method, pattern), in registration order. */
@@ -91,6 +94,10 @@ export class Router<T> {
 
   /** Finds the handler; HEAD is answered by GET. */
   match(method: string, path: string): Match<T> {
+    // Static routes win over parameters anyway, so an exact hit for the method is the answer; anything
+    // else (another method, percent-encoding, a trailing slash) takes the full walk below.
+    const direct = this.exact.get(path)?.get((method === 'HEAD' ? 'GET' : method) as Method);
+    if (direct) return { kind: 'found', handler: direct, params: {} };
     const segs = splitPath(path).map(decodeSegment);
     const want = (method === 'HEAD' ? 'GET' : method) as Method;
     const params: Record<string, string> = {};

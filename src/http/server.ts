@@ -14,7 +14,7 @@ import { errors, JsonableError } from './errors';
 import { MultipartParser } from './multipart';
 import { readParams } from './params';
 import { rateLimitHeaders } from './ratelimit';
-import { FileReply, Reply, type AnyRoute, type BodyStream, type Ctx, type UploadedFile } from './route';
+import { FileReply, JsonFields, Reply, type AnyRoute, type BodyStream, type Ctx, type UploadedFile } from './route';
 import { recorderFromEnv } from './record';
 import { Router } from './router';
 import { parseUrlencoded, parseUrlencodedBody } from './urlencoded';
@@ -507,6 +507,12 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
         }
         const ignored = new Set(extraIgnored);
         for (const key of form.keys()) if (!used.has(key)) ignored.add(key);
+        if (r instanceof JsonFields) {
+          // The recorder wants text; otherwise the cached bytes spare a UTF-8 conversion per reply.
+          const body = ignored.size > 0 || record ? r.successText([...ignored].sort()) : r.successBody();
+          reply(p, 200, JSON_HEADERS, body);
+          return;
+        }
         const body: Record<string, unknown> = { result: 'success', msg: '', ...r };
         if (ignored.size > 0) body.ignored_parameters_unsupported = [...ignored].sort();
         reply(p, 200, JSON_HEADERS, JSON.stringify(body));

@@ -10,6 +10,8 @@ import type { UserRow } from './users';
 
 interface Cache {
   users: Map<string, UserRow>;
+  /** Authorization header → the user it authenticated (only headers that did). */
+  headers: Map<string, UserRow>;
   realmDeactivated: Map<number, boolean>;
 }
 
@@ -18,11 +20,15 @@ const caches = new WeakMap<Db, Cache>();
 function cacheOf(app: App): Cache {
   let c = caches.get(app.db);
   if (!c) {
-    const cache: Cache = { users: new Map(), realmDeactivated: new Map() };
-    watchTable(app.db, 'user', () => cache.users.clear());
+    const cache: Cache = { users: new Map(), headers: new Map(), realmDeactivated: new Map() };
+    watchTable(app.db, 'user', () => {
+      cache.users.clear();
+      cache.headers.clear();
+    });
     watchTable(app.db, 'realm', () => cache.realmDeactivated.clear());
     app.batch.onCommitFailure(() => {
       cache.users.clear();
+      cache.headers.clear();
       cache.realmDeactivated.clear();
     });
     caches.set(app.db, (c = cache));
@@ -57,4 +63,20 @@ export function isRealmDeactivated(app: App, realmId: number): boolean {
     cache.realmDeactivated.set(realmId, v);
   }
   return v;
+}
+
+/**
+ * The user a whole `Authorization` header authenticated before, if the user rows have not changed
+ * since: a repeat caller skips base64 decoding and the key comparison. Only successful headers are
+ * remembered (see rememberAuthHeader), so a wrong key always takes the full path.
+ */
+export function userByAuthHeader(app: App, header: string): UserRow | undefined {
+  return cacheOf(app).headers.get(header);
+}
+
+/** Remembers that `header` authenticated `user` (until any user row changes). */
+export function rememberAuthHeader(app: App, header: string, user: UserRow): void {
+  const cache = cacheOf(app);
+  if (cache.headers.size >= MAX_USERS) cache.headers.clear();
+  cache.headers.set(header, user);
 }

@@ -177,6 +177,45 @@ describe('GET /users/me', () => {
     const res = await t.api(t.users.hamlet, 'GET', '/users/me', { foo: 'bar' });
     assert.deepEqual(res.body.ignored_parameters_unsupported, ['foo']);
   });
+
+  // GET /users/me is answered from text cached until the next write (lib/read-cache.ts): every kind
+  // of change must show in the very next answer.
+  describe('never answers from a stale cache', () => {
+    it('after a change made through the API in an earlier request', async () => {
+      assert.equal((await t.api(t.users.othello, 'GET', '/users/me')).body.full_name, 'Othello');
+      const patch = await t.api(t.users.othello, 'PATCH', '/settings', { full_name: 'Othello the Moor' });
+      assert.equal(patch.status, 200);
+      assert.equal((await t.api(t.users.othello, 'GET', '/users/me')).body.full_name, 'Othello the Moor');
+      await t.api(t.users.othello, 'PATCH', '/settings', { full_name: 'Othello' });
+      assert.equal((await t.api(t.users.othello, 'GET', '/users/me')).body.full_name, 'Othello');
+    });
+
+    it('after a change sent in the same event-loop turn, before the read', async () => {
+      assert.equal((await t.api(t.users.othello, 'GET', '/users/me')).body.full_name, 'Othello');
+      // Both requests are in flight together: the server reads them in one turn, the write first.
+      const [patch, me] = await Promise.all([
+        t.api(t.users.othello, 'PATCH', '/settings', { full_name: 'Same Turn' }),
+        t.api(t.users.othello, 'GET', '/users/me'),
+      ]);
+      assert.equal(patch.status, 200);
+      assert.equal(me.body.full_name, 'Same Turn');
+      await t.api(t.users.othello, 'PATCH', '/settings', { full_name: 'Othello' });
+    });
+
+    it('after a commit by another connection to the database file', async () => {
+      assert.equal((await t.api(t.users.othello, 'GET', '/users/me')).body.timezone, '');
+      const { default: Database } = await import('better-sqlite3');
+      const other = new Database(`${t.dataDir}/parley.db`);
+      try {
+        other.prepare('UPDATE user SET timezone = ? WHERE id = ?').run('Europe/Oslo', t.users.othello.id);
+      } finally {
+        other.close();
+      }
+      assert.equal((await t.api(t.users.othello, 'GET', '/users/me')).body.timezone, 'Europe/Oslo');
+      stmt(t.app.db, "UPDATE user SET timezone = '' WHERE id = ?").run(t.users.othello.id);
+      assert.equal((await t.api(t.users.othello, 'GET', '/users/me')).body.timezone, '');
+    });
+  });
 });
 
 describe('GET /users', () => {
