@@ -56,6 +56,11 @@ export class WriteBatch {
     this.failureListeners.push(fn);
   }
 
+  /** Whether a reply written now would have to wait for this turn's commit (afterCommit would defer it). */
+  get mustWait(): boolean {
+    return this.open && this.dirty;
+  }
+
   /** True while a batch transaction is open in this turn. */
   get inBatch(): boolean {
     return this.open;

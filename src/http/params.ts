@@ -259,14 +259,18 @@ export function codePoints(s: string): number {
 export type ParamSpec = Record<string, Param<unknown>>;
 export type ParsedParams<S extends ParamSpec> = { [K in keyof S]: S[K] extends Param<infer T> ? T : never };
 
+const NOTHING_USED: ReadonlySet<string> = new Set();
+
 /**
  * Reads every declared parameter from the merged form values. Returns the parsed values and the set
  * of form keys the route used (for ignored_parameters_unsupported).
  */
-export function readParams<S extends ParamSpec>(spec: S, form: Map<string, string>): { values: ParsedParams<S>; used: Set<string> } {
+export function readParams<S extends ParamSpec>(spec: S | undefined, form: Map<string, string>): { values: ParsedParams<S>; used: ReadonlySet<string> } {
   const values: Record<string, unknown> = {};
+  if (spec === undefined) return { values: values as ParsedParams<S>, used: NOTHING_USED };
   const used = new Set<string>();
-  for (const [name, param] of Object.entries(spec)) {
+  for (const name in spec) {
+    const param = spec[name];
     let foundKey: string | undefined;
     for (const key of [name, ...param.aliases]) {
       if (!form.has(key)) continue;

@@ -14,7 +14,7 @@ import { errors, JsonableError } from './errors';
 import { MultipartParser } from './multipart';
 import { readParams } from './params';
 import { rateLimitHeaders } from './ratelimit';
-import { FileReply, JsonFields, Reply, type AnyRoute, type BodyStream, type Ctx, type UploadedFile } from './route';
+import { FileReply, JsonFields, Reply, type AnyRoute, type BodyStream, type Ctx, type HandlerResult, type UploadedFile } from './route';
 import { recorderFromEnv } from './record';
 import { Router } from './router';
 import { parseUrlencoded, parseUrlencodedBody } from './urlencoded';
@@ -57,27 +57,88 @@ const JSON_HEADERS: Record<string, string> = {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** Per-request state that outlives the uWS HttpRequest (which dies when the callback returns). */
-interface Pending {
-  res: HttpResponse;
-  method: string;
-  url: string;
-  query: string;
-  headers: Record<string, string>;
-  readonly ip: string;
-  peer: string | null;
-  aborted: boolean;
-  done: boolean;
-  tempFiles: string[];
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/**
+ * Per-request state that outlives the uWS HttpRequest (which dies when the callback returns). A class,
+ * not a literal: the request path is hot, and a literal with a getter allocates a closure per request.
+ */
+class Pending {
+  readonly headers: Record<string, string> = {};
+  peer: string | null = null;
+  aborted = false;
+  done = false;
+  tempFiles: string[] = [];
   /** Headers every reply to this request carries (rate-limit state). */
-  extraHeaders: Record<string, string>;
+  extraHeaders: Record<string, string> = NO_HEADERS;
   /** The matched route's pattern (for the response recorder). */
   route?: string;
   /** A raw body (rawBody routes) not yet read to its end: the reply must close the connection. */
   bodyUnread?: boolean;
   /** Run when the client goes away (stop streaming a file, fail a raw body stream). */
   onAbort?: (() => void)[];
+
+  constructor(
+    readonly res: HttpResponse,
+    readonly method: string,
+    readonly url: string,
+    readonly query: string,
+  ) {}
+
+  /**
+   * The peer address, read only when something needs it (rate limits of anonymous requests, handlers
+   * that log or limit by address): it costs a native call and a string per request.
+   */
+  get ip(): string {
+    return (this.peer ??= this.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString());
+  }
 }
+
+/** What a handler sees of its request (Ctx), without a closure per request. */
+class RequestCtx implements Ctx<Record<string, unknown>, UserRow | null> {
+  readonly headers: Record<string, string>;
+  readonly method: string;
+  readonly url: string;
+  extraIgnored: string[] | null = null;
+
+  constructor(
+    readonly app: App,
+    readonly user: UserRow | null,
+    readonly params: Record<string, unknown>,
+    readonly path: Record<string, string>,
+    readonly files: UploadedFile[],
+    readonly body: RawBody | null,
+    private readonly p: Pending,
+  ) {
+    this.headers = p.headers;
+    this.method = p.method;
+    this.url = p.url;
+  }
+
+  get ip(): string {
+    return this.p.ip;
+  }
+
+  // Handlers destructure these (`handle({ ignore })`), so they must work without `this`: the getters
+  // make the closure only for the handlers that ask for it.
+  get ignore(): (name: string) => void {
+    return (name) => {
+      (this.extraIgnored ??= []).push(name);
+    };
+  }
+
+  get onAbort(): (fn: () => void) => void {
+    const p = this.p;
+    return (fn) => {
+      if (p.aborted) fn();
+      else (p.onAbort ??= []).push(fn);
+    };
+  }
+}
+
+/** Upper-case methods by what the client sent (skips a toUpperCase per request for the usual ones). */
+const METHOD_NAMES = new Map(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'].map((m) => [m, m]));
 
 export interface Server {
   readonly port: number;
@@ -106,25 +167,11 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
   };
 
   http.any('/*', (res: HttpResponse, req: HttpRequest) => {
-    const p: Pending = {
-      res,
-      method: req.getCaseSensitiveMethod().toUpperCase(),
-      url: req.getUrl(),
-      query: req.getQuery() ?? '',
-      headers: {},
-      // The peer address is read only when something needs it (rate limits of anonymous requests,
-      // handlers that log or limit by address): it costs a native call and a string per request.
-      peer: null,
-      get ip(): string {
-        return (this.peer ??= this.aborted ? '' : Buffer.from(res.getRemoteAddressAsText()).toString());
-      },
-      aborted: false,
-      done: false,
-      tempFiles: [],
-      extraHeaders: {},
-    };
+    const sent = req.getCaseSensitiveMethod();
+    const p = new Pending(res, METHOD_NAMES.get(sent) ?? sent.toUpperCase(), req.getUrl(), req.getQuery() ?? '');
+    const headers = p.headers;
     req.forEach((k, v) => {
-      p.headers[k] = k in p.headers ? `${p.headers[k]}, ${v}` : v;
+      headers[k] = k in headers ? `${headers[k]}, ${v}` : v;
     });
     inFlight++;
     res.onAborted(() => {
@@ -148,25 +195,48 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     settle();
   }
 
+  // The reply being written, for corked() (uWS runs a cork callback synchronously, so module-level
+  // slots are enough and no closure is made per reply).
+  let wP: Pending;
+  let wStatus = 0;
+  let wHeaders: Record<string, string> = NO_HEADERS;
+  let wBody: string | Buffer = '';
+  let wClose = false;
+  const corked = () => {
+    const { res, extraHeaders } = wP;
+    res.writeStatus(statusLine(wStatus));
+    if (extraHeaders !== NO_HEADERS) for (const k in extraHeaders) if (!(k in wHeaders)) res.writeHeader(k, extraHeaders[k]);
+    for (const k in wHeaders) res.writeHeader(k, wHeaders[k]);
+    // 204 and 304 have no body and must not announce a Content-Length (RFC 9110 §8.6).
+    // (No argument at all: uWS reads an explicit undefined as a length.)
+    if (wStatus === 204 || wStatus === 304) res.endWithoutBody();
+    else if (wP.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(wBody), wClose);
+    else res.end(wBody, wClose);
+  };
+
   function write(p: Pending, status: number, headers: Record<string, string>, body: string | Buffer, close = false): void {
     if (p.aborted || p.done) return;
     close ||= p.bodyUnread === true;
     if (record && p.route && typeof body === 'string') record(p.method, p.route, status, body);
-    p.res.cork(() => {
-      p.res.writeStatus(statusLine(status));
-      for (const k in p.extraHeaders) if (!(k in headers)) p.res.writeHeader(k, p.extraHeaders[k]);
-      for (const k in headers) p.res.writeHeader(k, headers[k]);
-      // 204 and 304 have no body and must not announce a Content-Length (RFC 9110 §8.6).
-      // (No argument at all: uWS reads an explicit undefined as a length.)
-      if (status === 204 || status === 304) p.res.endWithoutBody();
-      else if (p.method === 'HEAD') p.res.endWithoutBody(Buffer.byteLength(body), close);
-      else p.res.end(body, close);
-    });
+    wP = p;
+    wStatus = status;
+    wHeaders = headers;
+    wBody = body;
+    wClose = close;
+    try {
+      p.res.cork(corked);
+    } finally {
+      wBody = '';
+    }
     finish(p);
   }
 
   /** Writes the reply once this turn's writes are committed (a failed commit becomes a 500). */
   function reply(p: Pending, status: number, headers: Record<string, string>, body: string | Buffer, close = false): void {
+    if (!app.batch.mustWait) {
+      write(p, status, headers, body, close);
+      return;
+    }
     app.batch.afterCommit((committed) => {
       if (committed) write(p, status, headers, body, close);
       else write(p, 500, JSON_HEADERS, JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' }));
@@ -471,57 +541,42 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     for (const f of files) if (!p.tempFiles.includes(f.path)) p.tempFiles.push(f.path);
     try {
       app.batch.begin(); // a body may arrive in a later turn: its reads join that turn's transaction
-      const { values, used } = readParams(route.params ?? {}, form);
-      const extraIgnored: string[] = [];
-      const ctx: Ctx<Record<string, unknown>, UserRow | null> = {
-        app,
-        user,
-        params: values,
-        path: pathParams,
-        headers: p.headers,
-        method: p.method,
-        url: p.url,
-        get ip() {
-          return p.ip;
-        },
-        files,
-        body,
-        ignore: (name) => extraIgnored.push(name),
-        onAbort: (fn) => {
-          if (p.aborted) fn();
-          else (p.onAbort ??= []).push(fn);
-        },
-      };
+      const { values, used } = readParams(route.params, form);
+      const ctx = new RequestCtx(app, user, values, pathParams, files, body, p);
       const result = route.handle(ctx);
-      const respond = (r: Awaited<typeof result>) => {
-        if (r instanceof Reply) {
-          reply(p, r.status, r.headers, r.body);
-          return;
-        }
-        if (r instanceof FileReply) {
-          app.batch.afterCommit((committed) => {
-            if (committed) sendFile(p, r);
-            else write(p, 500, JSON_HEADERS, JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' }));
-          });
-          return;
-        }
-        const ignored = new Set(extraIgnored);
-        for (const key of form.keys()) if (!used.has(key)) ignored.add(key);
-        if (r instanceof JsonFields) {
-          // The recorder wants text; otherwise the cached bytes spare a UTF-8 conversion per reply.
-          const body = ignored.size > 0 || record ? r.successText([...ignored].sort()) : r.successBody();
-          reply(p, 200, JSON_HEADERS, body);
-          return;
-        }
-        const body: Record<string, unknown> = { result: 'success', msg: '', ...r };
-        if (ignored.size > 0) body.ignored_parameters_unsupported = [...ignored].sort();
-        reply(p, 200, JSON_HEADERS, JSON.stringify(body));
-      };
-      if (result instanceof Promise) result.then(respond, (err) => sendError(p, err, user));
-      else respond(result);
+      if (result instanceof Promise) result.then((r) => respond(p, r, ctx, form, used), (err) => sendError(p, err, user));
+      else respond(p, result, ctx, form, used);
     } catch (err) {
       sendError(p, err, user);
     }
+  }
+
+  function respond(p: Pending, r: HandlerResult, ctx: RequestCtx, form: Map<string, string>, used: ReadonlySet<string>): void {
+    if (r instanceof Reply) {
+      reply(p, r.status, r.headers, r.body);
+      return;
+    }
+    if (r instanceof FileReply) {
+      app.batch.afterCommit((committed) => {
+        if (committed) sendFile(p, r);
+        else write(p, 500, JSON_HEADERS, JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' }));
+      });
+      return;
+    }
+    let ignored: string[] = [];
+    if (ctx.extraIgnored !== null || form.size > used.size) {
+      const set = new Set(ctx.extraIgnored);
+      for (const key of form.keys()) if (!used.has(key)) set.add(key);
+      ignored = [...set].sort();
+    }
+    if (r instanceof JsonFields) {
+      // The recorder wants text; otherwise the cached bytes spare a UTF-8 conversion per reply.
+      reply(p, 200, JSON_HEADERS, ignored.length > 0 || record ? r.successText(ignored) : r.successBody());
+      return;
+    }
+    const out: Record<string, unknown> = { result: 'success', msg: '', ...r };
+    if (ignored.length > 0) out.ignored_parameters_unsupported = ignored;
+    reply(p, 200, JSON_HEADERS, JSON.stringify(out));
   }
 
   return new Promise((resolve, reject) => {
