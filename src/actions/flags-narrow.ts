@@ -4,6 +4,7 @@ import { errors } from '../http/errors';
 import { messageWindow, type Anchor } from '../lib/fetch';
 import { narrowToSql, type NarrowTerm } from '../lib/narrow';
 import type { UserRow } from '../lib/users';
+import { queueRemovePush } from '../push/remove';
 import { applyFlag, editableFlag, flagsEvent, skipUnsubscribedForUnread } from './messages';
 
 export { parseAnchor } from '../lib/fetch';
@@ -40,6 +41,7 @@ export function doUpdateFlagsForNarrow(app: App, user: UserRow, req: FlagsNarrow
     app.batch.onCommit(() => {
       if (changed.length) app.events.send(flagsEvent(app, user, changed, req.flag, req.op), [user.id]);
     });
+    if (req.flag === 'read' && req.op === 'add') app.batch.onCommit(() => queueRemovePush(app, user.id, changed));
     const out: Record<string, unknown> = {
       processed_count: processed.length,
       updated_count: changed.length,

@@ -7,6 +7,7 @@ import { FLAG, topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { accessStreamById, canAccessStreamContent, type StreamRow } from '../lib/streams';
 import type { UserRow } from '../lib/users';
+import { queueRemovePush } from '../push/remove';
 import { accessMessage } from './messages';
 
 /** Zulip marks read in batches of this many rows, newest first. */
@@ -51,6 +52,7 @@ export function doMarkAllAsRead(app: App, user: UserRow, timeoutMs = MARK_ALL_TI
     }
     // zulip-compat: Zulip sends the event only when the work finished (a timed-out request sends none).
     if (complete) app.batch.onCommit(() => app.events.send(readEvent([], true), [user.id]));
+    if (count > 0) app.batch.onCommit(() => queueRemovePush(app, user.id, null));
     return { complete, count };
   });
 }
@@ -97,6 +99,7 @@ export function doMarkChannelAsRead(app: App, user: UserRow, streamId: number, t
     if (ids.length === 0) return { count: 0 };
     for (let i = 0; i < ids.length; i += MARK_READ_BATCH) markRowsRead(app, user.id, ids.slice(i, i + MARK_READ_BATCH));
     app.batch.onCommit(() => app.events.send(readEvent(ids, false), [user.id]));
+    app.batch.onCommit(() => queueRemovePush(app, user.id, ids));
     return { count: ids.length };
   });
 }

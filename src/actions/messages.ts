@@ -32,6 +32,7 @@ import {
 } from '../lib/streams';
 import { findUserByEmail, findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
 import { sendTimeFlags } from './alert-words';
+import { queueRemovePush } from '../push/remove';
 import { queueMessagePush } from './push';
 import { streamViewers } from './streams';
 
@@ -466,6 +467,7 @@ export function doUpdateFlags(
     const { keep, ignoredChannels } = markUnread ? skipUnsubscribedForUnread(app, user, ids) : { keep: ids, ignoredChannels: [] };
     const changed = applyFlag(app, user, keep, flag, op);
     app.batch.onCommit(() => app.events.send(flagsEvent(app, user, changed, flag, op), [user.id]));
+    if (flag === 'read' && op === 'add') app.batch.onCommit(() => queueRemovePush(app, user.id, changed));
     return markUnread ? { changed, ignoredChannels } : { changed };
   });
 }

@@ -12,6 +12,7 @@ import { findStreamById } from '../lib/streams';
 import { findUserById, isBot, type UserRow } from '../lib/users';
 import { encryptForDevice, isBase64, parsePushKey } from '../push/crypto';
 import { messagePayload, testPayload, type PushTrigger } from '../push/payload';
+import { claimPush } from '../push/remove';
 import { postToService, pushQueue } from '../push/service';
 
 /** Zulip's @human_users_only. */
@@ -296,7 +297,7 @@ async function sendMessagePush(app: App, messageId: number, flags: ReadonlyMap<n
     const user = findUserById(app.db, m.realm_id, uid);
     if (!user) continue;
     const trigger = pushTrigger(app, user, m.sender_id, m.stream_id, m.topic_key, flags.get(uid) ?? 0);
-    if (!trigger) continue;
+    if (!trigger || !claimPush(app, uid, m.id)) continue; // marks it for a later remove notification
     requests.push(...(await encryptAll(list, messagePayload(app, user, m, sender, stream, directIds, trigger))));
   }
   if (requests.length > 0) pushQueue(app).enqueue('/api/v1/remotes/push/e2ee/notify', { push_requests: requests });

@@ -5,6 +5,7 @@ import { basicAuth, startTestServer, type TestServer, type TestUser } from '../h
 import { createChannel, err, sendDirect, sendToChannel, SUCCESS } from '../helpers/chat';
 import { startPushService, type RecordedRequest, type TestPushService } from '../helpers/push-service';
 import { decryptForDevice } from '../../src/push/crypto';
+import { claimPush } from '../../src/push/remove';
 import { pushQueue } from '../../src/push/service';
 
 const NOTIFY = '/api/v1/remotes/push/e2ee/notify';
@@ -313,5 +314,93 @@ describe('POST /users/me/api_key/regenerate', () => {
     const id = await sendDirect(t, t.users.othello, [fresh], 'no push for you');
     await noNotification(dev.tokenId, dev.key, id);
     void basicAuth;
+  });
+});
+
+describe('remove notifications', () => {
+  const removal = (id: number) => (p: any) => p.type === 'remove' && p.message_ids.includes(id);
+  const activeFlag = (userId: number, id: number) =>
+    ((t.app.db.prepare('SELECT flags FROM usermessage WHERE user_id = ? AND message_id = ?').get(userId, id) as { flags: number }).flags & 1024) !== 0;
+
+  it('POST /messages/flags (read) withdraws the notifications the user got, once, encrypted for the device', async () => {
+    const u = t.users.owner;
+    const dev = await registerDevice(u, 'desdemona-phone');
+    const pushed = await sendDirect(t, t.users.othello, [u], 'read me on the web');
+    await notificationFor(dev.tokenId, dev.key, (p) => p.message_id === pushed);
+    assert.ok(activeFlag(u.id, pushed));
+    const quiet = await sendToChannel(t, t.users.othello, general, 'no push', 'not for Desdemona');
+    assert.deepEqual((await t.api(u, 'POST', '/messages/flags', { messages: [pushed], op: 'add', flag: 'read' })).body.result, 'success');
+    const { req, payload } = await notificationFor(dev.tokenId, dev.key, removal(pushed));
+    assert.deepEqual(payload, {
+      event: 'remove',
+      type: 'remove',
+      message_ids: [pushed],
+      zulip_message_ids: String(pushed),
+      realm_name: 'Test Org',
+      realm_url: t.url,
+      realm_uri: t.url,
+      server: t.url,
+      realm_id: t.app.realmId(),
+      user_id: u.id,
+    });
+    // A silent push: nothing to show.
+    assert.deepEqual(Object.keys(req).sort(), ['fcm_priority', 'payload', 'token_id', 'token_kind']);
+    assert.equal(req.fcm_priority, 'normal');
+    assert.equal(req.payload.push_key_id, dev.pushKeyId);
+    assert.ok(!Buffer.from(req.payload.encrypted_data, 'base64').toString('latin1').includes('remove'));
+    assert.ok(!activeFlag(u.id, pushed));
+    // Unread and read again: no second removal. Reading a message that had no push: none either.
+    const count = () => svc.requests.filter((r) => r.path === NOTIFY && r.body.push_requests.some((x: any) => x.token_id === dev.tokenId)).length;
+    const before = count();
+    await t.api(u, 'POST', '/messages/flags', { messages: [pushed], op: 'remove', flag: 'read' });
+    await t.api(u, 'POST', '/messages/flags', { messages: [pushed, quiet], op: 'add', flag: 'read' });
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(count(), before);
+  });
+
+  it('mark_all_as_read, mark_topic_as_read and flags/narrow withdraw them too; an APNs device gets a background push', async () => {
+    const u = t.users.owner;
+    const phone = await registerDevice(u, 'desdemona-tablet');
+    const rot = await t.api(u, 'POST', '/mobile_push/register', { device_id: phone.deviceId, ...tokenFields('desdemona-tablet-apns', 'apns') });
+    assert.deepEqual(rot.body, SUCCESS);
+    const tablet = { ...phone, tokenId: tokenId('desdemona-tablet-apns') };
+    t.app.db.prepare('UPDATE subscription SET push_notifications = 1 WHERE user_id = ? AND stream_id = ?').run(u.id, general);
+    const owners = await createChannel(t, t.users.othello, 'owners', [t.users.othello, u]);
+    t.app.db.prepare('UPDATE subscription SET push_notifications = 1 WHERE user_id = ? AND stream_id = ?').run(u.id, owners);
+    const inTopic = await sendToChannel(t, t.users.othello, owners, 'lunch', 'pizza?');
+    const dm1 = await sendDirect(t, t.users.othello, [u], 'one');
+    const dm2 = await sendDirect(t, t.users.othello, [u], 'two');
+    const narrowed = await sendDirect(t, t.users.admin, [u], 'from Iago');
+    for (const id of [inTopic, dm1, dm2, narrowed]) await notificationFor(tablet.tokenId, tablet.key, (p) => p.message_id === id);
+
+    assert.equal((await t.api(u, 'POST', '/mark_topic_as_read', { stream_id: owners, topic_name: 'lunch' })).body.result, 'success');
+    const topic = await notificationFor(tablet.tokenId, tablet.key, removal(inTopic));
+    assert.deepEqual(topic.payload.message_ids, [inTopic]);
+    assert.deepEqual(topic.req.http_headers, { apns_priority: 5, apns_push_type: 'background' });
+    assert.deepEqual(topic.req.payload.aps, { 'content-available': 1 });
+
+    const narrow = [{ operator: 'dm', operand: [t.users.admin.id] }];
+    const res = await t.api(u, 'POST', '/messages/flags/narrow', { anchor: 'newest', num_before: 10, num_after: 0, narrow, op: 'add', flag: 'read' });
+    assert.equal(res.body.result, 'success', res.text);
+    assert.deepEqual((await notificationFor(tablet.tokenId, tablet.key, removal(narrowed))).payload.message_ids, [narrowed]);
+
+    assert.equal((await t.api(u, 'POST', '/mark_all_as_read')).body.result, 'success');
+    const all = await notificationFor(tablet.tokenId, tablet.key, removal(dm1));
+    assert.deepEqual(all.payload.message_ids, [dm1, dm2]);
+    assert.equal(all.payload.zulip_message_ids, `${dm1},${dm2}`);
+    const active = t.app.db.prepare('SELECT count(*) AS n FROM usermessage WHERE user_id = ? AND (flags & 1024) <> 0').get(u.id) as { n: number };
+    assert.equal(active.n, 0);
+  });
+
+  it('claims a message push only while the message is unread (one read meanwhile gets no push)', async () => {
+    const u = t.users.owner;
+    const id = await sendDirect(t, t.users.othello, [u], 'read quickly');
+    await new Promise((r) => setTimeout(r, 50));
+    t.app.db.prepare('UPDATE usermessage SET flags = (flags | 1) & ~1024 WHERE user_id = ? AND message_id = ?').run(u.id, id);
+    assert.equal(claimPush(t.app, u.id, id), false);
+    assert.ok(!activeFlag(u.id, id));
+    t.app.db.prepare('UPDATE usermessage SET flags = flags & ~1 WHERE user_id = ? AND message_id = ?').run(u.id, id);
+    assert.equal(claimPush(t.app, u.id, id), true);
+    assert.ok(activeFlag(u.id, id));
   });
 });
