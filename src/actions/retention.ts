@@ -6,6 +6,7 @@ import { nowSeconds } from '../lib/clock';
 import type { MessageRow } from '../lib/messages';
 import { getRealmById } from '../lib/realm';
 import { deleteMessages } from './messages';
+import { deleteOldUnclaimedAttachments } from './uploads';
 
 const BATCH = 1000;
 
@@ -44,12 +45,14 @@ export function runRetentionOnce(app: App): number {
   return deleted;
 }
 
-/** Starts the periodic retention job (every `intervalMs`, default an hour); stops on shutdown. */
+/** Starts the periodic retention job (every `intervalMs`, default an hour), which also removes old unclaimed uploads; stops on shutdown. */
 export function startRetentionJob(app: App, intervalMs = 3_600_000): void {
   const tick = () => {
     let more = false;
     try {
       more = runRetentionOnce(app) > 0;
+      // Uploads no message claims (Zulip runs this daily; here with retention, after it).
+      if (deleteOldUnclaimedAttachments(app) > 0) more = true;
     } catch (err) {
       console.error('parley: retention job failed', err);
     }

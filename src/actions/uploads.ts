@@ -99,6 +99,43 @@ export function doDeleteAttachment(app: App, user: UserRow, id: number): void {
   });
 }
 
+/** zulip-compat: how long an upload no message references is kept (delete_old_unclaimed_attachments --weeks). */
+export const UNCLAIMED_ATTACHMENT_WEEKS = 5;
+const UNCLAIMED_BATCH = 1000;
+
+/**
+ * Zulip's delete_old_unclaimed_attachments (its daily cron): removes uploads older than `weeks` that no
+ * message or pending scheduled message references (by its content: scheduled messages are not linked
+ * to attachments when scheduled), rows and files, at most a batch per call; tells each owner
+ * (attachment remove events). Zulip keeps the files of deleted messages until its message archive is
+ * purged; Parley keeps no archive, so a file whose messages were deleted counts as unclaimed once old.
+ * Returns how many it removed.
+ */
+export function deleteOldUnclaimedAttachments(app: App, weeks = UNCLAIMED_ATTACHMENT_WEEKS): number {
+  const cutoff = nowSeconds(app.clock) - weeks * 7 * 86400;
+  return app.batch.write(() => {
+    const rows = stmt(
+      app.db,
+      `SELECT * FROM attachment a WHERE a.create_time < ?
+         AND NOT EXISTS (SELECT 1 FROM attachment_message m WHERE m.attachment_id = a.id)
+         AND NOT EXISTS (SELECT 1 FROM attachment_scheduled_message s WHERE s.attachment_id = a.id)
+         AND NOT EXISTS (SELECT 1 FROM scheduled_message sm WHERE sm.delivered = 0 AND instr(sm.content, a.path_id) > 0)
+       ORDER BY a.id LIMIT ${UNCLAIMED_BATCH}`,
+    ).all(cutoff) as AttachmentRow[];
+    const del = stmt(app.db, 'DELETE FROM attachment WHERE id = ?');
+    for (const r of rows) del.run(r.id);
+    if (rows.length > 0) {
+      app.batch.onCommit(() => {
+        for (const r of rows) {
+          app.events.send({ type: 'attachment', op: 'remove', attachment: { id: r.id }, upload_space_used: uploadSpaceUsed(app.db, r.realm_id) }, [r.owner_id]);
+          void removeFromStore(app.uploadsDir, r.path_id);
+        }
+      });
+    }
+    return rows.length;
+  });
+}
+
 /** Removes a temporary file (best effort). */
 export function discardTemp(file: string): void {
   fs.rm(file, { force: true }, () => undefined);
