@@ -504,9 +504,8 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
           reject(errors.payloadTooLarge(limit));
           return;
         }
-        const chunk = Buffer.from(ab.slice(0)); // uWS reuses the buffer: copy it
         if (parser) {
-          parser.write(chunk);
+          parser.write(ab); // the parser copies it into reused buffers (uWS reuses ab after this call)
           if (isLast) {
             p.tempFiles.push(...parser.tempFiles());
             parser.end();
@@ -514,7 +513,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
           }
           return;
         }
-        chunks.push(chunk);
+        chunks.push(Buffer.from(ab.slice(0))); // uWS reuses the buffer: copy it
         if (isLast) {
           try {
             const body = Buffer.concat(chunks);
