@@ -24,13 +24,54 @@ function quiet(cmd, args) {
   }
 }
 
-// The asset names are the ones src/native.ts exports (compiled and read from there, so they cannot drift).
-const nativeJs = (await esbuild.build({ entryPoints: [path.join(root, 'src', 'native.ts')], format: 'cjs', platform: 'node', write: false }))
-  .outputFiles[0].text;
-const nativeModule = new Module(path.join(root, 'src', 'native.ts'));
-nativeModule.paths = Module._nodeModulePaths(path.join(root, 'src'));
-nativeModule._compile(nativeJs, nativeModule.id);
-const { UWS_ASSET, SQLITE_ASSET, MANIFEST_ASSET } = nativeModule.exports;
+/** Evaluates one of our small source modules (native.ts, lazy.ts) here, to read the names it exports. */
+async function sourceModule(name) {
+  const file = path.join(root, 'src', name);
+  const js = (await esbuild.build({ entryPoints: [file], bundle: true, packages: 'external', format: 'cjs', platform: 'node', write: false }))
+    .outputFiles[0].text;
+  const mod = new Module(file);
+  mod.paths = Module._nodeModulePaths(path.join(root, 'src'));
+  mod._compile(js, file);
+  return mod.exports;
+}
+
+// The asset and chunk names are the ones src/native.ts and src/lazy.ts export (compiled and read from
+// there, so they cannot drift).
+const { UWS_ASSET, SQLITE_ASSET, MANIFEST_ASSET } = await sourceModule('native.ts');
+const { LAZY_CHUNKS, chunkPath } = await sourceModule('lazy.ts');
+const chunkNames = Object.keys(LAZY_CHUNKS);
+// The executable's entry script (src/sea-main.ts) runs the bundle from these two assets.
+const BUNDLE_ASSET = 'parley.cjs';
+const CODE_CACHE_ASSET = 'parley.cjs.code-cache';
+
+// Records the V8 code cache of the bundle after it has started a demo server and answered one request.
+// Run by `node -e` in a child process: the same node the executable is made of, so V8 accepts the cache.
+const TRAIN = String.raw`
+const fs = require('node:fs'), http = require('node:http'), path = require('node:path'), vm = require('node:vm'), Module = require('node:module');
+const [wrappedFile, bundleFile, cacheFile] = process.argv.slice(1);
+const script = new vm.Script(fs.readFileSync(wrappedFile, 'utf8'), { filename: bundleFile });
+const fail = (why) => { process.stderr.write('code cache training: ' + why + '\n'); process.exit(1); };
+setTimeout(() => fail('no answer within 30 s'), 30000).unref();
+process.stdout.write = (chunk) => {
+  const m = /^listening on (\S+)/.exec(String(chunk));
+  if (!m) return true;
+  const auth = 'Basic ' + Buffer.from('owner@example.com:demoOwnerKey00000000000000000001').toString('base64');
+  http.get(m[1] + '/api/v1/users/me', { headers: { authorization: auth } }, (res) => {
+    res.resume();
+    res.on('end', () => {
+      if (res.statusCode !== 200) fail('GET /users/me answered ' + res.statusCode);
+      fs.writeFileSync(cacheFile, script.createCachedData());
+      process.exit(0);
+    });
+  }).on('error', (err) => fail(err.message));
+  return true;
+};
+process.argv = [process.argv[0], bundleFile, 'serve', '--demo', '--data-dir', ':memory:', '--port', '0'];
+const mod = new Module(bundleFile);
+mod.filename = bundleFile;
+mod.paths = Module._nodeModulePaths(path.dirname(bundleFile));
+script.runInThisContext().call(mod.exports, mod.exports, Module.createRequire(bundleFile), mod, bundleFile, path.dirname(bundleFile));
+`;
 const uwsFile = path.join(path.dirname(require.resolve('@trufflesuite/uws-js-unofficial/package.json')), 'binaries', UWS_ASSET);
 const sqliteFile = path.join(path.dirname(require.resolve('better-sqlite3/package.json')), 'build', 'Release', SQLITE_ASSET);
 for (const f of [uwsFile, sqliteFile]) if (!fs.existsSync(f)) throw new Error(`build.mjs: missing native addon ${f}`);
@@ -53,9 +94,16 @@ try {
     target: 'node20',
     // The addons are loaded by src/native.ts with process.dlopen, never through these packages' loaders.
     // (native.ts only resolves their package.json files, from node_modules, when run outside a SEA.)
-    external: ['@trufflesuite/uws-js-unofficial', '@trufflesuite/uws-js-unofficial/package.json', 'better-sqlite3/package.json'],
+    // The heavy dependencies are the lazy chunks of step 2, loaded by src/lazy.ts.
+    external: [
+      '@trufflesuite/uws-js-unofficial',
+      '@trufflesuite/uws-js-unofficial/package.json',
+      'better-sqlite3/package.json',
+      ...Object.values(LAZY_CHUNKS),
+    ],
     define: {
       PARLEY_SCHEMA_SQL: JSON.stringify(fs.readFileSync(path.join(root, 'schema.sql'), 'utf8')),
+      PARLEY_LAZY_CHUNKS: 'true',
       // cli-entry.ts starts the CLI; main.ts's `require.main === module` check must not start it again.
       'require.main': 'undefined',
     },
@@ -63,9 +111,76 @@ try {
     legalComments: 'none',
     logLevel: 'warning',
   });
+  // esbuild's __toESM copies every property of a CommonJS module into a fresh object at every import
+  // site: 49 imports of node:fs, node:path and node:crypto made ~3000 accessor properties at start, so
+  // many that V8 optimised the copying loop with TurboFan (2-3 ms, and 5 MB more resident memory,
+  // most of it TurboFan's own code pages). The copies are interchangeable (accessors reading the
+  // module), so one per module and mode is made and shared.
+  const TO_ESM = 'var __toESM = (mod, isNodeMode, target) => (';
+  const bundleText = fs.readFileSync(stagedBundle, 'utf8');
+  if (bundleText.split(TO_ESM).length !== 2) throw new Error("build.mjs: esbuild's __toESM helper changed: update the patch");
+  fs.writeFileSync(
+    stagedBundle,
+    bundleText.replace(
+      TO_ESM,
+      [
+        'var __toESMShared = new WeakMap();',
+        'var __toESM = (mod, isNodeMode) => {',
+        '  if (mod === null || (typeof mod !== "object" && typeof mod !== "function")) return __toESMCopy(mod, isNodeMode);',
+        '  let copies = __toESMShared.get(mod);',
+        '  if (!copies) __toESMShared.set(mod, (copies = []));',
+        '  return (copies[isNodeMode ? 1 : 0] ??= __toESMCopy(mod, isNodeMode));',
+        '};',
+        'var __toESMCopy = (mod, isNodeMode, target) => (',
+      ].join('\n'),
+    ),
+  );
   fs.chmodSync(stagedBundle, 0o755);
+  // The bundle must not contain any chunk's package (an `import` of one outside src/lazy.ts would
+  // leave a require that fails inside the executable).
+  const leaked = Object.values(LAZY_CHUNKS).filter((pkg) => fs.readFileSync(stagedBundle, 'utf8').includes(`require("${pkg}")`));
+  if (leaked.length) throw new Error(`build.mjs: the bundle requires ${leaked.join(', ')}: load them through src/lazy.ts`);
 
-  // 2. The SEA blob. The manifest carries each addon's hash, so a start with a warm cache need not
+  // 2. The lazy chunks: one self-contained CommonJS file per heavy dependency (src/lazy.ts).
+  const chunks = {};
+  for (const name of chunkNames) {
+    chunks[name] = path.join(stage, chunkPath(name));
+    await esbuild.build({
+      stdin: { contents: `module.exports = require(${JSON.stringify(LAZY_CHUNKS[name])});`, resolveDir: root, loader: 'js' },
+      outfile: chunks[name],
+      bundle: true,
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      legalComments: 'none',
+      logLevel: 'warning',
+    });
+  }
+
+  // 3. The executable's entry script and the bundle's code cache, recorded by a training run.
+  const seaMain = path.join(stage, 'sea-main.cjs');
+  await esbuild.build({
+    entryPoints: [path.join(root, 'src', 'sea-main.ts')],
+    outfile: seaMain,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    define: { PARLEY_BUNDLE_ASSET: JSON.stringify(BUNDLE_ASSET), PARLEY_CODE_CACHE_ASSET: JSON.stringify(CODE_CACHE_ASSET) },
+    logLevel: 'warning',
+  });
+  const wrapped = path.join(stage, 'parley.wrapped.js');
+  // The #! line is only valid at the very start of a script.
+  fs.writeFileSync(wrapped, Module.wrap(fs.readFileSync(stagedBundle, 'utf8').replace(/^#!/, '//')));
+  const codeCache = path.join(stage, CODE_CACHE_ASSET);
+  const trainEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PARLEY_')));
+  const trained = spawnSync(process.execPath, ['-e', TRAIN, wrapped, stagedBundle, codeCache], { encoding: 'utf8', env: trainEnv });
+  if (trained.status !== 0) {
+    process.stderr.write(trained.stdout + trained.stderr);
+    throw new Error(`build.mjs: recording the code cache failed (${trained.error?.message ?? `exit ${trained.status}`})`);
+  }
+
+  // 4. The SEA blob. The manifest carries each addon's hash, so a start with a warm cache need not
   // read (or hash) the embedded bytes at all.
   const addons = { [UWS_ASSET]: uwsFile, [SQLITE_ASSET]: sqliteFile };
   const manifest = {};
@@ -78,24 +193,37 @@ try {
   const blob = path.join(stage, 'parley.blob');
   const seaConfig = path.join(stage, 'sea-config.json');
   const config = {
-    main: stagedBundle,
+    main: seaMain,
     output: blob,
     disableExperimentalSEAWarning: true,
-    useCodeCache: true, // about 35 ms faster to start
-    assets: { ...addons, [MANIFEST_ASSET]: manifestFile },
+    // No useCodeCache: the entry script is tiny, and the bundle has its own, better cache (src/sea-main.ts).
+    assets: {
+      ...addons,
+      [MANIFEST_ASSET]: manifestFile,
+      [BUNDLE_ASSET]: wrapped,
+      [CODE_CACHE_ASSET]: codeCache,
+      ...Object.fromEntries(chunkNames.map((n) => [chunkPath(n), chunks[n]])),
+    },
   };
   fs.writeFileSync(seaConfig, JSON.stringify(config, null, 2) + '\n');
   quiet(process.execPath, ['--experimental-sea-config', seaConfig]);
 
-  // 3. A copy of this node with the blob injected. postject runs as a child process: its LIEF backend
+  // 5. A copy of this node with the blob injected. postject runs as a child process: its LIEF backend
   // prints harmless section warnings that we only show on failure.
   const stagedExe = path.join(stage, 'parley');
   fs.copyFileSync(process.execPath, stagedExe);
   fs.chmodSync(stagedExe, 0o755);
   const postject = path.join(path.dirname(require.resolve('postject/package.json')), 'dist', 'cli.js');
   quiet(process.execPath, [postject, stagedExe, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2', '--overwrite']);
+  // A cache V8 rejects (other V8 version or flags) would silently cost ~40 ms at every start.
+  const check = spawnSync(stagedExe, ['--version'], { encoding: 'utf8', env: { ...trainEnv, PARLEY_CHECK_CODE_CACHE: '1' } });
+  if (check.status !== 0) throw new Error(`build.mjs: the executable does not start: ${check.stderr || check.error?.message}`);
 
   // Rename, never overwrite in place: a running dist/parley keeps its old inode.
+  for (const name of chunkNames) {
+    fs.mkdirSync(path.dirname(path.join(dist, chunkPath(name))), { recursive: true });
+    fs.renameSync(chunks[name], path.join(dist, chunkPath(name)));
+  }
   fs.renameSync(stagedBundle, bundle);
   fs.renameSync(stagedExe, exe);
 } finally {
@@ -105,5 +233,6 @@ try {
 const size = (f) => `${(fs.statSync(f).size / 1024 / 1024).toFixed(1)} MB`;
 console.log(
   `build: ${rel(bundle)} (${size(bundle)}), ${rel(exe)} (${size(exe)}) with ${UWS_ASSET} and ${SQLITE_ASSET}` +
+    ` and ${chunkNames.length} lazy chunks (${chunkNames.map((n) => `${n} ${(fs.statSync(path.join(dist, chunkPath(n))).size / 1024).toFixed(0)} KB`).join(', ')})` +
     ` in ${((performance.now() - started) / 1000).toFixed(1)} s`,
 );

@@ -10,7 +10,7 @@ import type * as UWS from '@trufflesuite/uws-js-unofficial';
 
 export type Uws = typeof UWS;
 
-type Sea = {
+export type Sea = {
   isSea(): boolean;
   getAsset(key: string): ArrayBuffer;
   getAsset(key: string, encoding: string): string;
@@ -18,7 +18,8 @@ type Sea = {
   getRawAsset?(key: string): ArrayBuffer;
 };
 
-function seaModule(): Sea | null {
+/** node:sea when running inside the single executable, else null. */
+export function seaModule(): Sea | null {
   try {
     // node:sea exists from Node 20.12; outside a SEA isSea() is false.
     const sea = require('node:sea') as Sea;

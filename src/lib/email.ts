@@ -5,8 +5,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type Nodemailer from 'nodemailer';
 import type { App } from '../app';
+import { loadNodemailer } from '../lazy';
 
 export interface OutgoingEmail {
   to: string;
@@ -65,8 +65,8 @@ export function sendEmail(app: App, mail: OutgoingEmail): string | null {
   const from = fromAddress(app);
   const smtpUrl = process.env.PARLEY_SMTP_URL;
   if (smtpUrl) {
-    // Loaded on first use: requiring nodemailer costs ~20 ms, too much for every start (bench/startup.ts).
-    const nodemailer = require('nodemailer') as typeof Nodemailer;
+    // Loaded on first use (src/lazy.ts): nodemailer costs ~20 ms and ~5 MB, too much for every start.
+    const nodemailer = loadNodemailer();
     const transport = nodemailer.createTransport(smtpUrl);
     transport
       .sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text })

@@ -3,9 +3,9 @@
 // extras that Zulip lacks turned off. Raw HTML is never passed through: markdown-it runs with
 // html:false, every attribute and text we build is escaped, and links go through Zulip's URL
 // sanitiser. The library is DB-free: the caller supplies lookups in a RenderContext.
-import type Katex from 'katex';
 import type MarkdownIt from 'markdown-it';
 import TLDS from 'tlds';
+import { loadKatex, loadMarkdownIt } from '../lazy';
 import { EMOTICON_CONVERSIONS, emojiCodeForString, emojiNameForCode, unicodeEmojiCode, ZULIP_EMOJI_URL } from './emoji';
 
 type Token = MarkdownIt.Token;
@@ -921,7 +921,7 @@ function ruleFn<T>(ruler: MarkdownIt.Ruler<T>, name: string): T {
 }
 
 function buildMarkdownIt(): MarkdownIt {
-  const MarkdownItClass = require('markdown-it') as typeof MarkdownIt;
+  const MarkdownItClass = loadMarkdownIt();
   const md = new MarkdownItClass('default', { html: false, breaks: true, linkify: false, typographer: false });
   // zulip-compat: Zulip has no setext headings, reference links, images, <autolinks>, or
   // backslash escapes; raw HTML is off.
@@ -1115,14 +1115,10 @@ function fixStrongEm(children: Token[]): void {
   }
 }
 
-// markdown-it and KaTeX load on first use: a server that renders nothing (or not yet) starts faster
-// and smaller.
+// markdown-it and KaTeX load on first use (src/lazy.ts): a server that renders nothing (or not yet)
+// starts faster and smaller.
 let mdInstance: MarkdownIt | null = null;
 const getMd = (): MarkdownIt => (mdInstance ??= buildMarkdownIt());
-let katexModule: typeof Katex | null = null;
-function loadKatex(): typeof Katex {
-  return (katexModule ??= require('katex') as typeof Katex);
-}
 
 // Zulip's MarkdownListPreprocessor: a list directly under a paragraph (or a list of the other
 // kind) still starts a list, so insert the blank line Markdown wants. Zulip also nests list

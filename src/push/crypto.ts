@@ -1,13 +1,13 @@
 // End-to-end encryption of push payloads: libsodium secretbox (XSalsa20-Poly1305) with the device's
 // push_key, as Zulip and its mobile app do. The wire value is base64(nonce(24) || ciphertext).
 import type Sodium from 'libsodium-wrappers';
+import { loadSodium } from '../lazy';
 
 // libsodium (a large WebAssembly module) loads on the first encryption, not at every start.
-let sodiumModule: typeof Sodium | null = null;
-async function loadSodium(): Promise<typeof Sodium> {
-  sodiumModule ??= require('libsodium-wrappers') as typeof Sodium;
-  await sodiumModule.ready;
-  return sodiumModule;
+async function sodiumReady(): Promise<typeof Sodium> {
+  const sodium = loadSodium();
+  await sodium.ready;
+  return sodium;
 }
 
 /** The first byte of a push_key: which cryptosystem the rest is a key for. */
@@ -29,7 +29,7 @@ export function isBase64(s: string): boolean {
 
 /** Encrypts `plaintext` for a device holding `pushKey` (the 33 stored bytes). */
 export async function encryptForDevice(pushKey: Buffer, plaintext: string): Promise<string> {
-  const sodium = await loadSodium();
+  const sodium = await sodiumReady();
   const key = pushKey.subarray(1);
   const nonce = sodium.randombytes_buf(sodium.crypto_secretbox_NONCEBYTES);
   const box = sodium.crypto_secretbox_easy(Buffer.from(plaintext, 'utf8'), nonce, key);
@@ -38,7 +38,7 @@ export async function encryptForDevice(pushKey: Buffer, plaintext: string): Prom
 
 /** The client side (tests, tools): opens `encrypted_data` with the 33-byte push_key. */
 export async function decryptForDevice(pushKey: Buffer, encrypted: string): Promise<string> {
-  const sodium = await loadSodium();
+  const sodium = await sodiumReady();
   const raw = Buffer.from(encrypted, 'base64');
   const nonce = raw.subarray(0, sodium.crypto_secretbox_NONCEBYTES);
   const box = raw.subarray(sodium.crypto_secretbox_NONCEBYTES);
