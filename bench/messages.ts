@@ -79,7 +79,7 @@ function fill(s: Seeded, count: number): void {
 }
 
 function startServer(dir: string): Promise<ServerProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts'), 'serve', '--data-dir', dir, '--port', '0', '--no-rate-limits'], {
+  const proc = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', path.join(root, 'src/main.ts'), 'serve', '--data-dir', dir, '--port', '0', '--no-rate-limits'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return whenListening(proc);
@@ -138,7 +138,8 @@ async function benchSend(): Promise<void> {
     }),
   );
   const elapsed = (Date.now() - started) / 1000;
-  proc.kill('SIGTERM');
+  proc.kill('SIGINT'); // SIGINT lets --cpu-prof (BENCH_NODE_ARGS) write its profile
+  await new Promise((r) => proc.once('exit', r));
   console.log(`POST /messages, 50 subscribers, ${clients} clients, ${elapsed.toFixed(1)} s: ${(ok / elapsed).toFixed(0)} messages/s committed (${ok} ok, ${failed} failed); target >= 5000`);
   fs.rmSync(s.dir, { recursive: true, force: true });
 }

@@ -150,6 +150,8 @@ function mentionBits(app: App, r: RenderResult, recipients: number[]): Map<numbe
 
 /** POST /messages: validates, stores the message and its per-user rows, announces it after commit. */
 export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id: number } {
+  // Every check comes before the first change (the direct-message group is created after them), so
+  // the send runs without a savepoint: see WriteBatch.write's checksFirst.
   return app.batch.write(() => {
     const realm = getRealmById(app.db, sender.realm_id) as RealmRow;
     const content = normalizeContent(req.content);
@@ -176,9 +178,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
       streamId = stream.id;
       recipients = subscriberIds(app.db, stream.id);
     } else {
-      const participants = directParticipants(app, sender, req.to);
-      directGroupId = directGroupFor(app.db, sender.realm_id, participants.map((u) => u.id));
-      recipients = participants.map((u) => u.id);
+      recipients = directParticipants(app, sender, req.to).map((u) => u.id);
     }
     const rendered = renderMessage(app, sender.realm_id, content);
     if ((rendered.wildcardChannel || rendered.wildcardTopic) && stream && recipients.length > WILDCARD_MENTION_THRESHOLD) {
@@ -188,6 +188,8 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
           : new JsonableError('You do not have permission to use topic wildcard mentions in this topic.', { code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED' });
       }
     }
+    // ---- checks are over: changes from here on ----
+    if (stream === null) directGroupId = directGroupFor(app.db, sender.realm_id, recipients);
     const id = Number(
       stmt(
         app.db,
@@ -234,7 +236,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
       queueMessagePush(app, id, flagsWritten); // returns at once; the work runs on a later turn
     });
     return { id };
-  });
+  }, { checksFirst: true });
 }
 
 /** Records which uploads a message references (the uploads issue grants access through these rows). */

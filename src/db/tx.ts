@@ -79,27 +79,66 @@ export class WriteBatch {
     setImmediate(() => this.commit());
   }
 
-  /** Runs `fn` atomically inside this turn's batch; throws (after rolling back its part) if fn throws. */
-  write<T>(fn: () => T): T {
+  /**
+   * Runs `fn` atomically inside this turn's batch; throws (after rolling back its part) if fn throws.
+   *
+   * `checksFirst: true` is for hot actions that finish every check before their first change
+   * (doSendMessage): they run without a SAVEPOINT, whose statement journal copies every page the
+   * write touches (50 scattered per-user index pages for a message to 50 subscribers). If such an
+   * action throws before changing anything, nothing needs undoing; if it throws after a change (a bug,
+   * a full disk), the whole turn is rolled back and every reply waiting on it becomes a 500, exactly as
+   * when a commit fails. Either way no request is ever half applied. Nested writes always use a savepoint.
+   */
+  write<T>(fn: () => T, opts?: { checksFirst?: boolean }): T {
     this.begin();
     this.dirty = true;
     this.epoch++;
-    this.db.exec('SAVEPOINT w');
+    const light = opts?.checksFirst === true && this.pending.length === 0;
+    const changesBefore = light ? (this.totalChanges.get() as number) : 0;
+    if (!light) this.db.exec('SAVEPOINT w');
     this.pending.push([]);
     let result: T;
     try {
       result = fn();
     } catch (err) {
       this.pending.pop();
-      this.db.exec('ROLLBACK TO w');
-      this.db.exec('RELEASE w');
+      if (!light) {
+        this.db.exec('ROLLBACK TO w');
+        this.db.exec('RELEASE w');
+      } else if ((this.totalChanges.get() as number) !== changesBefore) {
+        console.error('parley: a write failed after changing the database; rolling back the whole turn', err);
+        this.abortTurn();
+      }
       throw err;
     }
-    this.db.exec('RELEASE w');
+    if (!light) this.db.exec('RELEASE w');
     const mine = this.pending.pop() as CommitHook[];
     const outer = this.pending[this.pending.length - 1];
     (outer ?? this.hooks).push(...mine);
     return result;
+  }
+
+  /** Rolls back everything this turn wrote: every waiting hook hears `false` (their replies become 500s). */
+  private abortTurn(): void {
+    try {
+      this.db.exec('ROLLBACK');
+    } catch {
+      /* already rolled back by SQLite */
+    }
+    this.open = false;
+    this.dirty = false;
+    this.epoch++;
+    invalidateAll(this.db);
+    for (const fn of this.failureListeners) fn();
+    const hooks = this.hooks;
+    this.hooks = [];
+    for (const hook of hooks) {
+      try {
+        hook(false);
+      } catch (err) {
+        console.error('parley: after-commit hook failed', err);
+      }
+    }
   }
 
   /** Inside write(): runs `cb` after the batch commits, and never if this write rolls back. */

@@ -223,6 +223,28 @@ describe('POST /messages', () => {
     res = await t.api(u.owner, 'POST', '/messages', { type: 'channel', to: id, topic: 'x', content: 'x' });
     assert.equal(res.status, 200);
   });
+
+  // Sends run without a savepoint once their checks pass (WriteBatch checksFirst): refused sends in
+  // the same event-loop turn as accepted ones must leave those intact, and a refused direct message
+  // must not leave a new direct-message group behind.
+  it('refused sends beside accepted ones in the same turn: the accepted are all stored, the refused leave nothing', async () => {
+    const u = t.users;
+    const groupsBefore = t.app.db.prepare('SELECT count(*) AS n FROM direct_group').get() as { n: number };
+    const results = await Promise.all([
+      t.api(u.hamlet, 'POST', '/messages', { type: 'channel', to: general, topic: 'same turn', content: 'first' }),
+      t.api(u.hamlet, 'POST', '/messages', { type: 'channel', to: 'no such channel', topic: 'same turn', content: 'refused' }),
+      t.api(u.hamlet, 'POST', '/messages', { type: 'direct', to: JSON.stringify([u.othello.id, 99999]), content: 'refused' }),
+      t.api(u.othello, 'POST', '/messages', { type: 'channel', to: general, topic: 'same turn', content: 'second' }),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), [200, 400, 400, 200]);
+    assert.deepEqual(results[1].body, { ...err("Channel 'no such channel' does not exist"), code: 'STREAM_DOES_NOT_EXIST', stream: 'no such channel' });
+    assert.equal(results[2].body.result, 'error');
+    for (const r of [results[0], results[3]]) {
+      const m = await getMessage(r.body.id);
+      assert.equal(m.message.subject, 'same turn');
+    }
+    assert.deepEqual(t.app.db.prepare('SELECT count(*) AS n FROM direct_group').get(), groupsBefore);
+  });
 });
 
 describe('GET /messages', () => {
