@@ -2,6 +2,7 @@
 // users' private lists (has_alert_word, and messages from muted senders arriving already read).
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
+import { watchedCache } from '../db/watch';
 import { errors } from '../http/errors';
 import { FLAG } from '../lib/narrow';
 import type { UserRow } from '../lib/users';
@@ -77,23 +78,42 @@ function containsAlertWord(content: string, word: string): boolean {
 export function sendTimeFlags(app: App, sender: UserRow, content: string, recipients: readonly number[]): Map<number, number> {
   const out = new Map<number, number>();
   if (recipients.length === 0) return out;
-  const ids = JSON.stringify(recipients);
-  const words = stmt(
-    app.db,
-    `SELECT a.user_id, a.word FROM alert_word a JOIN user u ON u.id = a.user_id
-     WHERE u.is_active = 1 AND a.user_id IN (SELECT value FROM json_each(?))`,
-  ).all(ids) as { user_id: number; word: string }[];
-  if (words.length > 0) {
-    const lower = content.toLowerCase();
-    for (const { user_id, word } of words) {
-      if (!((out.get(user_id) ?? 0) & FLAG.has_alert_word) && containsAlertWord(lower, word.toLowerCase())) {
-        out.set(user_id, (out.get(user_id) ?? 0) | FLAG.has_alert_word);
-      }
+  // Both lookups run on every send: answered from memory, kept until an alert word, mute or user changes.
+  const words = activeAlertWords(app);
+  if (words.size > 0) {
+    let lower: string | null = null;
+    for (const uid of recipients) {
+      const mine = words.get(uid);
+      if (!mine) continue;
+      lower ??= content.toLowerCase();
+      if (mine.some((w) => containsAlertWord(lower as string, w))) out.set(uid, (out.get(uid) ?? 0) | FLAG.has_alert_word);
     }
   }
-  const muters = stmt(app.db, 'SELECT user_id FROM muted_user WHERE muted_user_id = ? AND user_id IN (SELECT value FROM json_each(?))').all(sender.id, ids) as {
-    user_id: number;
-  }[];
-  for (const { user_id } of muters) out.set(user_id, (out.get(user_id) ?? 0) | FLAG.read);
+  const muters = mutersOf(app, sender.id);
+  if (muters.size > 0) for (const uid of recipients) if (muters.has(uid)) out.set(uid, (out.get(uid) ?? 0) | FLAG.read);
   return out;
+}
+
+/** Every active user's alert words, lower-cased, by user id. */
+function activeAlertWords(app: App): ReadonlyMap<number, readonly string[]> {
+  return watchedCache<number, ReadonlyMap<number, readonly string[]>>(app.db, 'alertWords', ['alert_word', 'user']).get(app.realmId(), () => {
+    const rows = stmt(app.db, 'SELECT a.user_id, a.word FROM alert_word a JOIN user u ON u.id = a.user_id WHERE u.is_active = 1 AND u.realm_id = ?').all(
+      app.realmId(),
+    ) as { user_id: number; word: string }[];
+    const byUser = new Map<number, string[]>();
+    for (const r of rows) {
+      let list = byUser.get(r.user_id);
+      if (!list) byUser.set(r.user_id, (list = []));
+      list.push(r.word.toLowerCase());
+    }
+    return byUser;
+  });
+}
+
+/** The users who muted `userId`. */
+function mutersOf(app: App, userId: number): ReadonlySet<number> {
+  return watchedCache<number, ReadonlySet<number>>(app.db, 'muters', ['muted_user']).get(
+    userId,
+    () => new Set((stmt(app.db, 'SELECT user_id FROM muted_user WHERE muted_user_id = ?').all(userId) as { user_id: number }[]).map((r) => r.user_id)),
+  );
 }

@@ -3,6 +3,7 @@
 import * as v from 'valibot';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
+import { watchedCache } from '../db/watch';
 import { errors } from '../http/errors';
 import { zInt } from '../http/params';
 
@@ -23,29 +24,33 @@ export const groupSettingSchema = v.union(
 
 /** Whether active user `userId` belongs to group `groupId`, directly or through subgroups. */
 export function isUserInGroup(db: Db, userId: number, groupId: number): boolean {
-  const row = stmt(
-    db,
-    `WITH RECURSIVE g(id) AS (
-       SELECT ? UNION SELECT s.subgroup_id FROM user_group_subgroup s JOIN g ON s.supergroup_id = g.id
-     )
-     SELECT 1 FROM user_group_member m JOIN g ON m.group_id = g.id JOIN user u ON u.id = m.user_id
-     WHERE m.user_id = ? AND u.is_active = 1 LIMIT 1`,
-  ).get(groupId, userId);
-  return row !== undefined;
+  // Permission checks ask this on every send: answered from the member set of the group (below).
+  return groupMemberSet(db, groupId).has(userId);
 }
+
+/** The active members of `groupId`, recursively, kept until a membership, subgroup or user row changes. */
+function groupMemberSet(db: Db, groupId: number): ReadonlySet<number> {
+  return watchedCache<number, ReadonlySet<number>>(db, 'groupMembers', GROUP_TABLES).get(groupId, () => new Set(groupMemberIds(db, groupId)));
+}
+
+const GROUP_TABLES = ['user_group_member', 'user_group_subgroup', 'user'] as const;
 
 /** Ids of the active users in group `groupId`, recursively. */
 export function groupMemberIds(db: Db, groupId: number): number[] {
-  return (
-    stmt(
-      db,
-      `WITH RECURSIVE g(id) AS (
-         SELECT ? UNION SELECT s.subgroup_id FROM user_group_subgroup s JOIN g ON s.supergroup_id = g.id
-       )
-       SELECT DISTINCT m.user_id AS id FROM user_group_member m JOIN g ON m.group_id = g.id JOIN user u ON u.id = m.user_id
-       WHERE u.is_active = 1 ORDER BY m.user_id`,
-    ).all(groupId) as { id: number }[]
-  ).map((r) => r.id);
+  return watchedCache<number, number[]>(db, 'groupMemberIds', GROUP_TABLES).get(groupId, () =>
+    Object.freeze(
+      (
+        stmt(
+          db,
+          `WITH RECURSIVE g(id) AS (
+             SELECT ? UNION SELECT s.subgroup_id FROM user_group_subgroup s JOIN g ON s.supergroup_id = g.id
+           )
+           SELECT DISTINCT m.user_id AS id FROM user_group_member m JOIN g ON m.group_id = g.id JOIN user u ON u.id = m.user_id
+           WHERE u.is_active = 1 ORDER BY m.user_id`,
+        ).all(groupId) as { id: number }[]
+      ).map((r) => r.id),
+    ) as number[],
+  );
 }
 
 interface GroupRow {

@@ -2,7 +2,7 @@
 // channels and subscriptions. "Missing" and "not yours" answer the same, so existence never leaks.
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
-import { watchTable } from '../db/watch';
+import { watchedCache, watchTable } from '../db/watch';
 import { errors } from '../http/errors';
 import { groupSettingForApi, isUserInGroup } from './groups';
 import { isAdmin, isGuest, type UserRow } from './users';
@@ -103,12 +103,17 @@ export function isSubscribed(db: Db, userId: number, streamId: number): boolean 
 
 /** Active subscribers' ids (active accounts only). */
 export function subscriberIds(db: Db, streamId: number): number[] {
-  return (
-    stmt(
-      db,
-      'SELECT s.user_id AS id FROM subscription s JOIN user u ON u.id = s.user_id WHERE s.stream_id = ? AND s.active = 1 AND u.is_active = 1 ORDER BY s.user_id',
-    ).all(streamId) as { id: number }[]
-  ).map((r) => r.id);
+  // Read on every send: kept in memory until a subscription or user row changes. Frozen, as it is shared.
+  return watchedCache<number, number[]>(db, 'subscriberIds', ['subscription', 'user']).get(streamId, () =>
+    Object.freeze(
+      (
+        stmt(
+          db,
+          'SELECT s.user_id AS id FROM subscription s JOIN user u ON u.id = s.user_id WHERE s.stream_id = ? AND s.active = 1 AND u.is_active = 1 ORDER BY s.user_id',
+        ).all(streamId) as { id: number }[]
+      ).map((r) => r.id),
+    ) as number[],
+  );
 }
 
 export const isPublic = (s: StreamRow) => s.invite_only === 0;
