@@ -26,6 +26,7 @@ import {
   canAccessStreamMetadata,
   findStreamById,
   findStreamByName,
+  findSubscription,
   isSubscribed,
   subscriberIds,
   type StreamRow,
@@ -420,7 +421,8 @@ export function flagsEvent(app: App, user: UserRow, ids: number[], flag: string,
         d.type = 'stream';
         d.stream_id = m.stream_id;
         d.topic = m.topic;
-        d.unmuted_stream_msg = false;
+        // As Zulip's raw unread data: whether the channel itself is not muted for the user.
+        d.unmuted_stream_msg = findSubscription(app.db, user.id, m.stream_id)?.is_muted !== 1;
       } else {
         d.type = 'private';
         const others = (stmt(app.db, 'SELECT user_id FROM direct_group_member WHERE group_id = ? AND user_id <> ? ORDER BY user_id').all(m.direct_group_id, user.id) as {

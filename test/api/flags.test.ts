@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { createChannel, err, sendToChannel, SUCCESS } from '../helpers/chat';
+import { queuedEvents, registerQueue } from '../helpers/events';
 import { doSendMessage } from '../../src/actions/messages';
 import { findUserById, type UserRow } from '../../src/lib/users';
 
@@ -251,5 +252,27 @@ describe('POST /streams/{stream_id}/delete_topic', () => {
     } finally {
       await small.close();
     }
+  });
+});
+
+describe('update_message_flags remove read: message_details', () => {
+  it('says unmuted_stream_msg: true in an unmuted channel and false once the channel is muted', async () => {
+    const u = t.users;
+    const chan = await createChannel(t, u.hamlet, 'details', [u.hamlet, u.othello]);
+    const id = await sendToChannel(t, u.hamlet, chan, 'd', 'hello');
+    const queue = await registerQueue(t, u.othello, ['update_message_flags']);
+    const mark = (o: string) => t.api(u.othello, 'POST', '/messages/flags', { messages: [id], op: o, flag: 'read' });
+    assert.equal((await mark('add')).status, 200);
+    assert.equal((await mark('remove')).status, 200);
+    let events = (await queuedEvents(t, u.othello, queue)).filter((e) => e.op === 'remove');
+    assert.deepEqual(events.map((e) => e.message_details), [{ [id]: { type: 'stream', stream_id: chan, topic: 'd', unmuted_stream_msg: true } }]);
+    const mute = await t.api(u.othello, 'POST', '/users/me/subscriptions/properties', {
+      subscription_data: [{ stream_id: chan, property: 'is_muted', value: true }],
+    });
+    assert.equal(mute.status, 200, mute.text);
+    await mark('add');
+    await mark('remove');
+    events = (await queuedEvents(t, u.othello, queue)).filter((e) => e.op === 'remove');
+    assert.deepEqual(events.at(-1).message_details, { [id]: { type: 'stream', stream_id: chan, topic: 'd', unmuted_stream_msg: false } });
   });
 });
