@@ -44,11 +44,18 @@ export function doSendDirectTyping(app: App, sender: UserRow, to: readonly numbe
   app.batch.afterCommit((ok) => ok && app.events.send(event, receivers));
 }
 
+/** Zulip's settings.MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS. */
+export const MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS = 100;
+
 /** Channel typing: to the channel's subscribers who receive typing notifications (the registry keeps it from clients without stream_typing_notifications). */
 export function doSendChannelTyping(app: App, sender: UserRow, streamId: number, topic: string, op: TypingOp): void {
   if (!sender.send_stream_typing_notifications) throw errors.badRequest('User has disabled typing notifications for channel messages');
   const stream = accessStreamById(app.db, sender, streamId);
   const event = { type: 'typing', op, message_type: 'stream', sender: { user_id: sender.id, email: sender.email }, stream_id: stream.id, topic };
-  const receivers = typingReceivers(app, subscriberIds(app.db, stream.id));
+  const subscribers = subscriberIds(app.db, stream.id);
+  // As Zulip: channels with more subscribers than this get no typing notifications at all (the
+  // request still succeeds).
+  if (subscribers.length > MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS) return;
+  const receivers = typingReceivers(app, subscribers);
   app.batch.afterCommit((ok) => ok && app.events.send(event, receivers));
 }

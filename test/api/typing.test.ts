@@ -2,6 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { createChannel, err, SUCCESS } from '../helpers/chat';
+import { doCreateUser } from '../../src/actions/users';
+import { ROLE } from '../../src/lib/roles';
 
 let t: TestServer;
 before(async () => {
@@ -66,6 +68,28 @@ describe('POST /typing', () => {
     } finally {
       setReceives(moderator, true);
     }
+  });
+
+  it("channel: none at all in a channel of more than 100 subscribers (Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS)", async () => {
+    const { hamlet, othello } = t.users;
+    const sid = await createChannel(t, hamlet, 'crowded room', [hamlet, othello]);
+    // 98 more members: 100 subscribers, still notified; one more and typing goes quiet.
+    const realmId = t.app.realmId();
+    const addMember = (i: number) => {
+      const { userId } = doCreateUser(t.app, { realmId, email: `crowd${i}@example.com`, password: null, fullName: `Crowd ${i}`, role: ROLE.MEMBER, acting: null });
+      t.app.batch.write(() => t.app.db.prepare('INSERT INTO subscription (user_id, stream_id) VALUES (?, ?)').run(userId, sid));
+    };
+    for (let i = 0; i < 98; i++) addMember(i);
+    t.app.batch.commit();
+    const cap = { stream_typing_notifications: true };
+    const q = await queueFor(othello, cap);
+    assert.deepEqual(await typing(hamlet, { type: 'channel', op: 'start', stream_id: sid, topic: 'busy' }).then((r) => r.body), SUCCESS);
+    assert.deepEqual(await drain(othello, q), [{ type: 'typing', op: 'start', message_type: 'stream', sender: ref(hamlet), stream_id: sid, topic: 'busy' }]);
+    addMember(98);
+    t.app.batch.commit();
+    const q2 = await queueFor(othello, cap);
+    assert.deepEqual(await typing(hamlet, { type: 'channel', op: 'start', stream_id: sid, topic: 'busy' }).then((r) => r.body), SUCCESS);
+    assert.deepEqual(await drain(othello, q2), []);
   });
 
   it('channel: the empty topic reads as the display name for clients without empty_topic_name', async () => {
