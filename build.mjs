@@ -1,6 +1,8 @@
-// `npm run build`: bundles the CLI with esbuild to dist/parley.cjs, then turns it into the single
-// executable dist/parley with Node's SEA support (the uWS and better-sqlite3 addons embedded as
-// assets, see src/native.ts). Fully offline; idempotent; a few seconds.
+// `npm run build`: bundles the CLI with esbuild to dist/parley.cjs (heavy dependencies split off into
+// lazily loaded chunks in dist/lazy/, see src/lazy.ts), then turns it into the single executable
+// dist/parley with Node's SEA support: the bundle, its V8 code cache (recorded by starting it once),
+// the chunks and the uWS and better-sqlite3 addons are embedded as assets (src/sea-main.ts,
+// src/native.ts). Fully offline (the training start listens on 127.0.0.1 only); idempotent; a few seconds.
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -173,7 +175,8 @@ try {
   // The #! line is only valid at the very start of a script.
   fs.writeFileSync(wrapped, Module.wrap(fs.readFileSync(stagedBundle, 'utf8').replace(/^#!/, '//')));
   const codeCache = path.join(stage, CODE_CACHE_ASSET);
-  const trainEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PARLEY_')));
+  // V8 rejects a cache made under other V8 flags: train (and check) as a plain start runs, without NODE_OPTIONS.
+  const trainEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PARLEY_') && k !== 'NODE_OPTIONS'));
   const trained = spawnSync(process.execPath, ['-e', TRAIN, wrapped, stagedBundle, codeCache], { encoding: 'utf8', env: trainEnv });
   if (trained.status !== 0) {
     process.stderr.write(trained.stdout + trained.stderr);
