@@ -354,6 +354,7 @@ export const channelRoutes = [
     method: 'POST',
     path: '/api/v1/streams/{stream_id:int}/delete_topic',
     auth: 'user',
+    requires: 'admin',
     params: { topic_name: p.str() },
     handle({ app, user, params, path }) {
       return doDeleteTopic(app, user, Number(path.stream_id), params.topic_name);
@@ -373,6 +374,7 @@ export const channelRoutes = [
       method,
       path: '/api/v1/default_streams',
       auth: 'user',
+      requires: 'admin',
       params: { stream_id: p.int({ min: 0 }) },
       handle({ app, user, params }) {
         doSetDefaultStream(app, user, params.stream_id, method === 'POST');
@@ -384,6 +386,7 @@ export const channelRoutes = [
     method: 'POST',
     path: '/api/v1/channel_folders/create',
     auth: 'user',
+    requires: 'admin',
     params: { name: p.str(), description: p.str({ max: 1024 }).default('') },
     handle({ app, user, params }) {
       return { channel_folder_id: doCreateChannelFolder(app, user, params.name, params.description) };
@@ -403,6 +406,7 @@ export const channelRoutes = [
     method: 'PATCH',
     path: '/api/v1/channel_folders/{channel_folder_id:int}',
     auth: 'user',
+    requires: 'admin',
     params: { name: p.str().optional(), description: p.str({ max: 1024 }).optional(), is_archived: p.bool().optional() },
     handle({ app, user, params, path }) {
       doUpdateChannelFolder(app, user, Number(path.channel_folder_id), { name: params.name, description: params.description, isArchived: params.is_archived });

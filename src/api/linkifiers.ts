@@ -45,6 +45,7 @@ export const linkifierRoutes: AnyRoute[] = [
     method: 'POST',
     path: '/api/v1/realm/filters',
     auth: 'user',
+    requires: 'admin',
     params: linkifierParams,
     handle: ({ app, user, params }) => ({ id: doAddLinkifier(app, user, toInput(user, params)) }),
   }),
@@ -52,6 +53,7 @@ export const linkifierRoutes: AnyRoute[] = [
     method: 'PATCH',
     path: '/api/v1/realm/filters/{filter_id:int}',
     auth: 'user',
+    requires: 'admin',
     params: linkifierParams,
     handle({ app, user, params, path }) {
       doUpdateLinkifier(app, user, Number(path.filter_id), toInput(user, params));
@@ -62,6 +64,7 @@ export const linkifierRoutes: AnyRoute[] = [
     method: 'DELETE',
     path: '/api/v1/realm/filters/{filter_id:int}',
     auth: 'user',
+    requires: 'admin',
     handle({ app, user, path }) {
       doRemoveLinkifier(app, user, Number(path.filter_id));
       return {};
@@ -71,6 +74,7 @@ export const linkifierRoutes: AnyRoute[] = [
     method: 'PATCH',
     path: '/api/v1/realm/linkifiers',
     auth: 'user',
+    requires: 'admin',
     params: { ordered_linkifier_ids: p.json(v.array(zInt())) },
     handle({ app, user, params }) {
       doReorderLinkifiers(app, user, params.ordered_linkifier_ids);

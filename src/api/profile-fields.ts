@@ -24,6 +24,7 @@ export const profileFieldRoutes = [
     method: 'POST',
     path: '/api/v1/realm/profile_fields',
     auth: 'user',
+    requires: 'admin',
     params: {
       name: p.str().default(''),
       hint: p.str().default(''),
@@ -49,6 +50,7 @@ export const profileFieldRoutes = [
     method: 'PATCH',
     path: '/api/v1/realm/profile_fields',
     auth: 'user',
+    requires: 'admin',
     params: { order: p.json(v.array(zInt())) },
     handle({ app, user, params }) {
       doReorderFields(app, user, params.order);
@@ -59,6 +61,7 @@ export const profileFieldRoutes = [
     method: 'PATCH',
     path: '/api/v1/realm/profile_fields/{field_id:int}',
     auth: 'user',
+    requires: 'admin',
     params: {
       name: p.str().optional(),
       hint: p.str().optional(),
@@ -83,6 +86,7 @@ export const profileFieldRoutes = [
     method: 'DELETE',
     path: '/api/v1/realm/profile_fields/{field_id:int}',
     auth: 'user',
+    requires: 'admin',
     handle({ app, user, path }) {
       doDeleteField(app, user, Number(path.field_id));
       return {};

@@ -11,6 +11,7 @@ export const realmDefaultsRoutes = [
     method: 'PATCH',
     path: '/api/v1/realm/user_settings_defaults',
     auth: 'user',
+    requires: 'admin',
     params,
     handle({ app, user, params: values }) {
       const settings: Record<string, unknown> = {};

@@ -91,6 +91,12 @@ export interface RouteDef<S extends ParamSpec, U> {
   path: string;
   auth: AuthLevel;
   params?: S;
+  /**
+   * A role the caller must have, checked right after authentication and before any parameter is read,
+   * as Zulip's @require_realm_admin / @require_realm_owner decorators do (so a member sending bad
+   * parameters hears about the permission, not the parameters).
+   */
+  requires?: 'admin' | 'owner';
   /** Accept multipart file parts (streamed to temporary files). */
   files?: boolean;
   /** Don't parse the body: hand it to the handler as `ctx.body` (tus PATCH). Parameters come from the query only. */

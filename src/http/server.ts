@@ -8,7 +8,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 import type { App } from '../app';
 import { loadUws } from '../native';
 import { translate } from '../lib/i18n';
-import type { UserRow } from '../lib/users';
+import { isAdmin, isOwner, type UserRow } from '../lib/users';
 import { authenticateBasic, authenticateSession } from './auth';
 import { errors, JsonableError } from './errors';
 import { MultipartParser } from './multipart';
@@ -294,6 +294,10 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
         : app.limits.hit(`ip:${p.ip}`, app.limits.rules.apiByIp, app.clock.nowMs());
       p.extraHeaders = rateLimitHeaders(d);
       if (!d.allowed) throw errors.rateLimited(Math.round(d.retryAfter * 1000) / 1000);
+    }
+
+    if (route.requires !== undefined && user !== null) {
+      if (route.requires === 'owner' ? !isOwner(user) : !isAdmin(user)) throw route.requires === 'owner' ? errors.ownerRequired() : errors.adminRequired();
     }
 
     const form = parseUrlencoded(p.query);
