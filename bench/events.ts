@@ -14,6 +14,11 @@
 //          --server FILE.cjs (run a bundle such as dist/parley.cjs with node instead of src/main.ts through tsx)
 //          --repark immediate|after-all (after-all: pollers re-park only once every poller has the message,
 //          so the server and client CPU of the delivery alone can be read)
+//  (c) (--parts c, not run by default) the floor: a bare uWebSockets.js server (no Parley code) that holds
+//      1,000 parked GETs and, on the sender's request, answers the sender and then writes one fixed
+//      pre-serialised reply of the same size to every parked poll, in the same way Parley does
+//      (cork, status, two headers, end). Measured like (a), with the same client: what a single-threaded
+//      uWS server and this machine allow at best.
 // The server is `node --import tsx src/main.ts serve` (the working tree, not dist/parley) on 127.0.0.1,
 // port 0, rate limits off, PARLEY_HEARTBEAT_SECONDS=3600 so no heartbeat wakes a poll mid-run. The
 // clients are raw keep-alive sockets in this one process: each /events response is timestamped
@@ -38,6 +43,7 @@ import { allocateQueue } from '../src/events/registry';
 import { capabilities } from '../src/events/queue';
 import { ROLE } from '../src/lib/roles';
 import { findUserById, type UserRow } from '../src/lib/users';
+import { loadUws } from '../src/native';
 
 const ROOT = path.join(__dirname, '..');
 const { values: opt } = parseArgs({
@@ -50,8 +56,12 @@ const { values: opt } = parseArgs({
     'cpu-prof': { type: 'string' },
     repark: { type: 'string', default: 'immediate' },
     server: { type: 'string' },
+    'floor-server': { type: 'boolean', default: false },
+    'floor-bytes': { type: 'string', default: '1300' },
   },
 });
+/** Size of the floor's reply: --floor-bytes, or the size of the /events replies that (a) measured. */
+let FLOOR_BYTES = Number(opt['floor-bytes']);
 const USERS = Number(opt.users);
 const MESSAGES = Number(opt.messages);
 const WARMUP_MESSAGES = 2;
@@ -399,6 +409,7 @@ async function latency(s: Seeded): Promise<void> {
           continue;
         }
         again.push(i);
+        FLOOR_BYTES = Buffer.byteLength(r.body);
         const events = (JSON.parse(r.body) as { events: { id: number; type: string; message?: { id: number } }[] }).events;
         for (const e of events) {
           lastEventId[i] = Math.max(lastEventId[i], e.id);
@@ -491,6 +502,7 @@ async function latency(s: Seeded): Promise<void> {
     const last = sorted(lastFromReply);
     const rt = sorted(roundTrips);
     const f = (x: number) => `${x.toFixed(2)} ms`;
+    console.log(`  one poll reply: ${FLOOR_BYTES} bytes of JSON`);
     console.log(`  sender POST /messages round trip: p50 ${f(pct(rt, 0.5))}, max ${f(rt[rt.length - 1])}`);
     console.log(
       `  reply → poller has its event, ${fr.length} deliveries: p50 ${f(pct(fr, 0.5))}, p90 ${f(pct(fr, 0.9))}, p99 ${f(pct(fr, 0.99))}, ` +
@@ -519,6 +531,87 @@ async function latency(s: Seeded): Promise<void> {
   }
 }
 
+/** The floor server of part (c), run as `bench/events.ts --floor-server` in a child process. */
+function floorServer(): void {
+  const uws = loadUws();
+  const app = uws.App();
+  const body = JSON.stringify({ result: 'success', msg: '', events: [{ type: 'message', message: { content: 'x'.repeat(Math.max(0, FLOOR_BYTES - 100)) }, flags: [], id: 0 }], queue_id: 'q' });
+  let parked: import('@trufflesuite/uws-js-unofficial').HttpResponse[] = [];
+  app.get('/park', (res) => {
+    res.onAborted(() => undefined);
+    parked.push(res);
+  });
+  app.get('/go', (res) => {
+    res.cork(() => res.end('{}'));
+    // Like Parley's commit hooks: the sender's reply first, then every parked poll in one turn.
+    setImmediate(() => {
+      const list = parked;
+      parked = [];
+      for (const r of list) {
+        r.cork(() => {
+          r.writeStatus('200 OK');
+          r.writeHeader('Content-Type', 'application/json');
+          r.writeHeader('Cache-Control', 'max-age=0, no-cache, no-store, must-revalidate, private');
+          r.end(body);
+        });
+      }
+    });
+  });
+  app.listen('127.0.0.1', 0, (sock) => {
+    if (!sock) process.exit(1);
+    process.stdout.write(`listening on http://127.0.0.1:${uws.us_socket_local_port(sock)}\n`);
+  });
+}
+
+// (c) The floor: the same measurement against the bare uWS server above.
+async function floor(): Promise<void> {
+  console.log(`\n(c) floor: bare uWS, ${USERS} parked GETs, one fixed ${FLOOR_BYTES}-byte reply written to each after the sender's reply; ${MESSAGES} rounds`);
+  const proc = spawn(process.execPath, ['--import', 'tsx', __filename, '--floor-server', '--floor-bytes', String(FLOOR_BYTES)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = await whenListening(proc);
+  try {
+    const pollConns = await conns(server.port, USERS);
+    let round = -1;
+    const arrivals: bigint[][] = [];
+    let pending: number[] = [];
+    const park = (i: number) => {
+      pollConns[i].request('GET', '/park', '').then((r) => {
+        (arrivals[round] ??= []).push(r.at);
+        if (pending.length === 0) setImmediate(() => {
+          const again = pending;
+          pending = [];
+          for (const j of again) park(j);
+        });
+        pending.push(i);
+      });
+    };
+    for (let i = 0; i < USERS; i++) park(i);
+    await sleep(1000);
+    const sender = (await conns(server.port, 1))[0];
+    const fromReply: number[] = [];
+    const last: number[] = [];
+    for (let k = 0; k < WARMUP_MESSAGES + MESSAGES; k++) {
+      round = k;
+      const r = await sender.request('GET', '/go', '');
+      const deadline = Date.now() + 10_000;
+      while ((arrivals[k]?.length ?? 0) < USERS && Date.now() < deadline) await sleep(5);
+      if (k >= WARMUP_MESSAGES) {
+        const ds = (arrivals[k] ?? []).map((at) => Number(at - r.at) / 1e6);
+        fromReply.push(...ds);
+        last.push(Math.max(...ds));
+      }
+      await sleep(GAP_MS);
+    }
+    sender.close();
+    for (const c of pollConns) c.close();
+    const fr = [...fromReply].sort((a, b) => a - b);
+    const ls = [...last].sort((a, b) => a - b);
+    const f = (x: number) => `${x.toFixed(2)} ms`;
+    console.log(`  reply → poller has its reply, ${fr.length} deliveries: p50 ${f(pct(fr, 0.5))}, p90 ${f(pct(fr, 0.9))}, p99 ${f(pct(fr, 0.99))}, max ${f(fr[fr.length - 1])}; last poller p50 ${f(pct(ls, 0.5))}`);
+  } finally {
+    await server.stop();
+  }
+}
+
 async function main(): Promise<void> {
   console.log(`Parley event benchmarks, ${new Date().toISOString()}`);
   console.log(
@@ -529,6 +622,7 @@ async function main(): Promise<void> {
   try {
     if (opt.parts!.includes('a')) await latency(s);
     if (opt.parts!.includes('b')) await memory(s);
+    if (opt.parts!.includes('c')) await floor();
   } finally {
     fs.rmSync(s.dir, { recursive: true, force: true });
     hook.remove();
@@ -536,7 +630,9 @@ async function main(): Promise<void> {
   console.log(`\nload average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+if (opt['floor-server']) floorServer();
+else
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

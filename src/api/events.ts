@@ -5,9 +5,9 @@ import * as v from 'valibot';
 import type { App } from '../app';
 import { errors } from '../http/errors';
 import { p, zBool, zStr } from '../http/params';
-import { route } from '../http/route';
+import { JsonFields, route } from '../http/route';
 import { narrowSchema } from '../events/narrow-match';
-import { capabilities, type EventQueue, type WireEvent } from '../events/queue';
+import { capabilities, type EventQueue } from '../events/queue';
 import { allocateQueue } from '../events/registry';
 import { fetchInitialState, stateOptions } from '../events/state';
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version';
@@ -33,12 +33,16 @@ const capabilitiesSchema = v.looseObject(
   '{var_name} is not a dict',
 );
 
-/** Waits for events on `queue` (a parked long-poll), answering as Zulip's finish_handler does. */
-function park(app: App, queue: EventQueue, onAbort: (fn: () => void) => void): Promise<Record<string, unknown>> {
+/**
+ * Waits for events on `queue` (a parked long-poll), answering as Zulip's finish_handler does. The
+ * answer is built as text (the queue holds its events serialised): a fan-out to many parked polls
+ * serialises each event once, not once per poll.
+ */
+function park(app: App, queue: EventQueue, onAbort: (fn: () => void) => void): Promise<JsonFields> {
   return new Promise((resolve) => {
-    const done = (events: WireEvent[]) => {
+    const done = (eventsJson: string) => {
       queue.touch(app.clock.nowMs());
-      resolve({ events, queue_id: queue.id });
+      resolve(new JsonFields(`{"events":${eventsJson},"queue_id":${JSON.stringify(queue.id)}}`));
     };
     queue.park(done, app.queues.heartbeatMs(), app.clock.nowMs());
     // A client that hangs up no longer waits: the queue stops counting it as a parked poll.
@@ -163,9 +167,8 @@ export const eventRoutes = [
       }
       queue.touch(now);
       if (queue.size > 0 || params.dont_block) {
-        const out: Record<string, unknown> = { events: queue.contents() };
-        if (created) out.queue_id = queue.id;
-        return out;
+        const events = queue.contentsJson();
+        return new JsonFields(created ? `{"events":${events},"queue_id":${JSON.stringify(queue.id)}}` : `{"events":${events}}`);
       }
       return park(app, queue, onAbort);
     },

@@ -2,8 +2,9 @@
 // most one parked long-poll. Queues live in memory only (a restart answers BAD_EVENT_QUEUE_ID and the
 // client registers again, as after Zulip's queue garbage collection).
 //
-// Events are stored without their id and shared between queues; the id is attached when a poll reads
-// them, so one event object serves every recipient queue.
+// Events are stored already serialised, as their JSON without the closing brace (`{"type":"x"`): a poll
+// appends `,"id":N}` (Zulip adds the id last), so a reply is string concatenation and one serialised
+// event (or message payload) serves every recipient queue that gets the same variant of it.
 import { buildNarrowPredicate, type NarrowPredicate, type NarrowTerm } from './narrow-match';
 
 /** The client_capabilities of POST /register, each defaulting to false. */
@@ -60,10 +61,26 @@ export interface QueueSpec {
 
 export type WireEvent = Record<string, unknown>;
 
-interface Waiter {
-  resolve: (events: WireEvent[]) => void;
-  timer: NodeJS.Timeout;
+/** An event as a queue stores it: its JSON without the closing brace (see openJson). */
+export type OpenJson = string;
+
+/**
+ * `event` as stored in a queue: JSON.stringify(event) without its closing brace, so that appending
+ * `,"id":N}` gives JSON.stringify({ ...event, id: N }) byte for byte. (An event carrying its own
+ * top-level `id`, which no action sends, loses it: the queue's id wins either way.)
+ */
+export function openJson(event: WireEvent): OpenJson {
+  if (Object.hasOwn(event, 'id')) {
+    const { id: _id, ...rest } = event;
+    event = rest;
+  }
+  return JSON.stringify(event).slice(0, -1);
 }
+
+/** Receives the queue's unacknowledged events as a JSON array (`[...]`, ids included). */
+export type PollAnswer = (eventsJson: string) => void;
+
+const HEARTBEAT = openJson({ type: 'heartbeat' });
 
 export class EventQueue {
   readonly userId: number;
@@ -79,14 +96,16 @@ export class EventQueue {
   readonly lifespanMs: number;
   /** Ids of unacknowledged events, parallel to `events`; both start at `head`. */
   private ids: number[] = [];
-  private events: WireEvent[] = [];
+  private events: OpenJson[] = [];
   private head = 0;
   private nextEventId = 0;
   /** The newest acknowledged id (-1 before any). */
   newestPrunedId = -1;
   /** Last time a client was connected (a poll started or ended), clock milliseconds. */
   lastConnectedMs: number;
-  private waiter: Waiter | null = null;
+  /** The parked poll, if any, and its heartbeat timer. */
+  private waiter: PollAnswer | null = null;
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(
     readonly id: string,
@@ -122,8 +141,8 @@ export class EventQueue {
     return this.waiter !== null;
   }
 
-  /** Appends an event (without id; it is not copied) and wakes the parked poll. */
-  push(event: WireEvent): void {
+  /** Appends an event (serialised by openJson, without id) and wakes the parked poll. */
+  push(event: OpenJson): void {
     this.ids.push(this.nextEventId++);
     this.events.push(event);
     this.finishPoll();
@@ -148,45 +167,58 @@ export class EventQueue {
     return lastEventId === this.newestPrunedId ? 'ok' : 'unknown';
   }
 
-  /** The unacknowledged events as the client sees them (each with its id, last, as Zulip adds it). */
+  /** The unacknowledged events as the client receives them: a JSON array, each event with its id last (as Zulip adds it). */
+  contentsJson(): string {
+    const { ids, events } = this;
+    const end = ids.length;
+    if (this.head === end) return '[]';
+    // One event (the common long-poll answer) is a single concatenation.
+    let out = `[${events[this.head]},"id":${ids[this.head]}}`;
+    for (let i = this.head + 1; i < end; i++) out += `,${events[i]},"id":${ids[i]}}`;
+    return out + ']';
+  }
+
+  /** The unacknowledged events as objects (tests and tools; the wire uses contentsJson). */
   contents(): WireEvent[] {
-    const out: WireEvent[] = [];
-    for (let i = this.head; i < this.ids.length; i++) out.push({ ...this.events[i], id: this.ids[i] });
-    return out;
+    return JSON.parse(this.contentsJson()) as WireEvent[];
   }
 
   /**
-   * Parks a poll: `resolve` receives the queue's contents as soon as an event is pushed, or when the
+   * Parks a poll: `answer` receives the queue's contents as soon as an event is pushed, or when the
    * heartbeat timer pushes a heartbeat after `heartbeatMs`.
    */
-  park(resolve: (events: WireEvent[]) => void, heartbeatMs: number, nowMs: number): void {
+  park(answer: PollAnswer, heartbeatMs: number, nowMs: number): void {
     this.finishPoll();
     this.lastConnectedMs = nowMs;
     const timer = setTimeout(() => {
-      if (this.waiter?.timer === timer) this.push({ type: 'heartbeat' });
+      if (this.timer === timer) this.push(HEARTBEAT);
     }, heartbeatMs);
     timer.unref();
-    this.waiter = { resolve, timer };
+    this.waiter = answer;
+    this.timer = timer;
   }
 
   /** Ends the parked poll (if any) with the current contents. True if there was one. */
   finishPoll(nowMs?: number): boolean {
-    const w = this.waiter;
-    if (!w) return false;
-    this.waiter = null;
-    clearTimeout(w.timer);
+    const answer = this.waiter;
+    if (answer === null) return false;
+    this.release();
     if (nowMs !== undefined) this.lastConnectedMs = nowMs;
-    w.resolve(this.contents());
+    answer(this.contentsJson());
     return true;
   }
 
   /** Forgets the parked poll whose client went away (only if it is still the one parked). */
-  abandonPoll(resolve: (events: WireEvent[]) => void, nowMs: number): void {
-    const w = this.waiter;
-    if (!w || w.resolve !== resolve) return;
-    this.waiter = null;
-    clearTimeout(w.timer);
+  abandonPoll(answer: PollAnswer, nowMs: number): void {
+    if (this.waiter !== answer) return;
+    this.release();
     this.lastConnectedMs = nowMs;
+  }
+
+  private release(): void {
+    this.waiter = null;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
   }
 
   /** Notes a client connection (every GET /events). */

@@ -22,7 +22,7 @@ import type { Clock } from '../lib/clock';
 import { isGuest, type UserRow } from '../lib/users';
 import type { EventBus, ParleyEvent } from './bus';
 import { checkNarrowForEvents } from './narrow-match';
-import { EventQueue, type ClientCapabilities, type QueueSpec, type WireEvent } from './queue';
+import { EventQueue, openJson, type ClientCapabilities, type OpenJson, type QueueSpec, type WireEvent } from './queue';
 import { DISPLAY_SETTINGS_LEGACY, NOTIFICATION_SETTINGS_LEGACY } from './state';
 
 export interface RegistryDeps {
@@ -206,37 +206,53 @@ export class QueueRegistry {
   /** Appends `event` to the queues of `userIds` (and public-channel observers), adapted per queue. */
   deliver(event: ParleyEvent, userIds: readonly number[]): void {
     if (this.closed) return;
-    // Recipient user per target queue; null for an observer that did not receive the message itself.
-    const targets = new Map<EventQueue, number | null>();
-    for (const uid of userIds) {
+    let adapter: Adapter | null = null;
+    // A user's queues are all targets or none, so an observer was reached already exactly when its user is a recipient.
+    const recipients = new Set(userIds);
+    for (const uid of recipients) {
       const set = this.byUser.get(uid);
-      if (set) for (const q of set) targets.set(q, uid);
+      if (set === undefined) continue;
+      adapter ??= new Adapter(this.deps.db, event);
+      for (const q of set) this.pushTo(adapter, q, uid);
     }
     if (event.type === 'message' && typeof event.public_stream_realm_id === 'number') {
       const obs = this.observers.get(event.public_stream_realm_id);
-      if (obs) for (const q of obs) if (!targets.has(q)) targets.set(q, null);
-    }
-    if (targets.size === 0) return;
-    const adapter = new Adapter(this.deps.db, event);
-    for (const [q, uid] of targets) {
-      for (const e of adapter.forQueue(q, uid)) q.push(e);
-      if (q.size > this.limits.maxBacklog) {
-        console.warn(`parley: event queue ${q.id} of user ${q.userId} passed ${this.limits.maxBacklog} unacknowledged events; discarded`);
-        this.remove(q);
+      if (obs === undefined) return;
+      for (const q of obs) {
+        if (recipients.has(q.userId)) continue;
+        adapter ??= new Adapter(this.deps.db, event);
+        this.pushTo(adapter, q, null);
       }
+    }
+  }
+
+  /** One queue's share of a delivery (`uid`: the recipient it is delivered for; null for an observer). */
+  private pushTo(adapter: Adapter, q: EventQueue, uid: number | null): void {
+    adapter.pushTo(q, uid);
+    if (q.size > this.limits.maxBacklog) {
+      console.warn(`parley: event queue ${q.id} of user ${q.userId} passed ${this.limits.maxBacklog} unacknowledged events; discarded`);
+      this.remove(q);
     }
   }
 }
 
 /**
  * Turns one bus event into what each queue receives (0..n events), caching what queues share: the
- * stripped event, message payload variants, the realm's empty-topic name. Mirrors Zulip's
+ * stripped event, message payload variants, the realm's empty-topic name, and the serialised form of
+ * each of those, so that a fan-out to many queues serialises each variant once. Mirrors Zulip's
  * process_notification and ClientDescriptor.accepts_event.
  */
 class Adapter {
   private readonly base: WireEvent;
   private readonly flagsByUser: Record<string, string[]> | undefined;
-  private readonly messageVariants = new Map<string, WireEvent>();
+  /** Message payload variants by realm and apply_markdown / client_gravatar / empty_topic_name. */
+  private readonly messageVariants = new Map<number, MessageVariant>();
+  /** The serialised form (openJson) of each adapted event object queues share. */
+  private readonly serialised = new Map<WireEvent, OpenJson>();
+  /** `,"flags":[...]` per flags array (recipients with the same flags usually share one array). */
+  private readonly flagsJson = new Map<readonly string[], string>();
+  /** Whether message events can be built by concatenation (no key of theirs collides with flags / local_message_id). */
+  private readonly messageConcat: boolean;
   private emptyTopicNames = new Map<number, string>();
 
   constructor(
@@ -247,6 +263,44 @@ class Adapter {
     for (const k of INTERNAL_KEYS) delete base[k];
     this.base = base;
     this.flagsByUser = event.flags_by_user as Record<string, string[]> | undefined;
+    this.messageConcat = !Object.hasOwn(base, 'flags') && !Object.hasOwn(base, 'local_message_id');
+  }
+
+  /** Appends to `q` what it receives of the event (`uid`: the recipient it is delivered for; null for an observer). */
+  pushTo(q: EventQueue, uid: number | null): void {
+    if (this.base.type === 'message' && this.messageConcat) {
+      const e = this.messageJson(q, uid);
+      if (e !== null) q.push(e);
+      return;
+    }
+    for (const e of this.forQueue(q, uid)) q.push(this.serialise(e));
+  }
+
+  private serialise(e: WireEvent): OpenJson {
+    let json = this.serialised.get(e);
+    if (json === undefined) this.serialised.set(e, (json = openJson(e)));
+    return json;
+  }
+
+  /**
+   * The message event for `q`, serialised: the variant's shared JSON, then the recipient's flags and
+   * (for the sender's queue) local_message_id, exactly as JSON.stringify of message() would give.
+   */
+  private messageJson(q: EventQueue, uid: number | null): OpenJson | null {
+    if (!q.wants('message')) return null;
+    const flags = (uid !== null && this.flagsByUser?.[uid]) || NO_FLAGS;
+    const variant = this.variantFor(q);
+    if (q.narrow.length > 0 && !q.narrowMatches(variant.message, flags)) return null;
+    variant.json ??= openJson({ ...this.base, message: variant.message });
+    let flagsJson = this.flagsJson.get(flags);
+    if (flagsJson === undefined) this.flagsJson.set(flags, (flagsJson = `,"flags":${JSON.stringify(flags)}`));
+    const local = this.event.local_message_id;
+    if (local !== undefined && this.event.sender_queue_id === q.id) {
+      const tail = JSON.stringify({ local_message_id: local });
+      // An undefined-valued key vanishes from JSON, as it would from JSON.stringify of the object.
+      return tail === '{}' ? variant.json + flagsJson : `${variant.json}${flagsJson},${tail.slice(1, -1)}`;
+    }
+    return variant.json + flagsJson;
   }
 
   forQueue(q: EventQueue, uid: number | null): WireEvent[] {
@@ -304,7 +358,7 @@ class Adapter {
   private message(q: EventQueue, uid: number | null): WireEvent[] {
     if (!q.wants('message')) return [];
     const flags = (uid !== null && this.flagsByUser?.[uid]) || [];
-    const message = this.messageFor(q);
+    const message = this.variantFor(q).message;
     if (!q.narrowMatches(message, flags)) return [];
     const out: WireEvent = { ...this.base, message, flags };
     const local = this.event.local_message_id;
@@ -313,12 +367,12 @@ class Adapter {
   }
 
   /** The message payload for the queue's apply_markdown / client_gravatar / empty_topic_name. */
-  private messageFor(q: EventQueue): WireEvent {
-    const key = `${q.applyMarkdown ? 1 : 0}${q.clientGravatar ? 1 : 0}${q.capabilities.empty_topic_name ? 1 : 0}${q.realmId}`;
-    let m = this.messageVariants.get(key);
-    if (m) return m;
+  private variantFor(q: EventQueue): MessageVariant {
+    const key = q.realmId * 8 + (q.applyMarkdown ? 4 : 0) + (q.clientGravatar ? 2 : 0) + (q.capabilities.empty_topic_name ? 1 : 0);
+    let variant = this.messageVariants.get(key);
+    if (variant) return variant;
     const wide = (this.base.message ?? {}) as WireEvent;
-    m = { ...wide };
+    const m: WireEvent = { ...wide };
     const raw = this.event.raw_content;
     if (!q.applyMarkdown && typeof raw === 'string') {
       m.content = raw;
@@ -326,8 +380,8 @@ class Adapter {
     }
     if (q.clientGravatar && typeof m.avatar_url === 'string' && m.avatar_url.includes('secure.gravatar.com/')) m.avatar_url = null;
     if (!q.capabilities.empty_topic_name && m.type === 'stream' && m.subject === '') m.subject = this.emptyTopicName(q.realmId);
-    this.messageVariants.set(key, m);
-    return m;
+    this.messageVariants.set(key, (variant = { message: m, json: null }));
+    return variant;
   }
 
   private userSettings(q: EventQueue, e: WireEvent, uid: number | null): WireEvent[] {
@@ -387,6 +441,14 @@ class Adapter {
     return row?.email ?? '';
   }
 }
+
+interface MessageVariant {
+  message: WireEvent;
+  /** The event with this payload (without flags), serialised on first use. */
+  json: OpenJson | null;
+}
+
+const NO_FLAGS: readonly string[] = [];
 
 /** Zulip's ClientDescriptor.accepts_event, less the message narrow (checked by the caller). */
 function accepts(q: EventQueue, e: WireEvent): boolean {
