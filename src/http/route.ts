@@ -68,12 +68,19 @@ export class FileReply {
  * JSON.stringify of the same fields would give.
  */
 export class JsonFields {
-  private envelope?: Buffer;
+  private text?: string;
+  private bytes?: Buffer;
   constructor(readonly json: string) {}
 
-  /** The whole success body as UTF-8 (no ignored parameters), built once per instance. */
-  successBody(): Buffer {
-    return (this.envelope ??= Buffer.from(this.successText()));
+  /**
+   * The whole success body (no ignored parameters). A one-shot answer (a parked poll) goes out as the
+   * text; from the second use on (an answer cached in lib/read-cache.ts) the UTF-8 bytes are kept, so
+   * repeats skip the conversion.
+   */
+  successBody(): string | Buffer {
+    if (this.bytes) return this.bytes;
+    if (this.text === undefined) return (this.text = this.successText());
+    return (this.bytes = Buffer.from(this.text));
   }
 
   /** The success body with `ignored_parameters_unsupported` when there are any (sorted). */
