@@ -344,24 +344,6 @@ export function doResendInvite(app: App, user: UserRow, id: number): void {
   });
 }
 
-/** PATCH /realm welcome_message_custom_text (administrators). False when there was nothing to change. */
-export function doSetWelcomeMessageText(app: App, user: UserRow, text: string | undefined): boolean {
-  if (!isAdmin(user)) throw errors.adminRequired();
-  if (text === undefined) return true;
-  return app.batch.write(() => {
-    const realm = realmOf(app, user);
-    if (realm.welcome_message_custom_text === text) return false;
-    stmt(app.db, 'UPDATE realm SET welcome_message_custom_text = ? WHERE id = ?').run(text, realm.id);
-    app.batch.onCommit(() =>
-      app.events.send(
-        { type: 'realm', op: 'update', property: 'welcome_message_custom_text', value: text },
-        activeUserIds(app, realm.id),
-      ),
-    );
-    return true;
-  });
-}
-
 // --- accepting -------------------------------------------------------------------------------------
 
 /** Why a link cannot be used, for the page to explain. */

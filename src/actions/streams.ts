@@ -7,6 +7,7 @@ import { nowSeconds } from '../lib/clock';
 import { isUserInGroup, storeGroupSetting, type GroupSettingValue } from '../lib/groups';
 import { getRealmById, systemGroupId, type RealmRow } from '../lib/realm';
 import { renderPlain } from '../lib/render';
+import { realmExtraSettings } from '../lib/realm-settings';
 import { invalidCharacterPosition } from '../lib/validate';
 import {
   canAccessStreamMetadata,
@@ -172,7 +173,25 @@ export function doCreateChannel(app: App, creator: UserRow | null, realmId: numb
       const fresh = findStreamById(app.db, realmId, id) as StreamRow;
       app.events.send({ type: 'stream', op: 'create', streams: [formatStream(app.db, fresh)] }, streamViewers(app, fresh));
     });
+    if (!inviteOnly) claimAnnouncementSettings(app, realmId, id);
     return stream;
+  });
+}
+
+/**
+ * zulip-compat: Zulip creates #general with the organization and makes it the new-channel and Zulip-update
+ * announcements channel. Parley creates no channel with the organization, so the first public channel
+ * takes both roles, each unless it was ever set (an administrator's choice, -1 included, stays).
+ */
+function claimAnnouncementSettings(app: App, realmId: number, streamId: number): void {
+  const extra = realmExtraSettings(getRealmById(app.db, realmId));
+  const claimed = (['new_stream_announcements_stream_id', 'zulip_update_announcements_stream_id'] as const).filter((k) => !(k in extra));
+  if (claimed.length === 0) return;
+  for (const k of claimed) extra[k] = streamId;
+  stmt(app.db, 'UPDATE realm SET extra_settings = ? WHERE id = ?').run(JSON.stringify(extra), realmId);
+  app.batch.onCommit(() => {
+    const users = activeUserIds(app, realmId);
+    for (const k of claimed) app.events.send({ type: 'realm', op: 'update', property: k, value: streamId }, users);
   });
 }
 

@@ -20,6 +20,7 @@ import {
 import { findUserByEmail, findUserById, isAdmin, isGuest, type UserRow } from '../lib/users';
 import { checkCreateChannel, checkStreamName, doCreateChannel, type ChannelSpec } from './streams';
 import { activeUserIds } from './users';
+import { sendNewChannelMessages } from './channel-notices';
 
 // Zulip's palette for new subscriptions.
 const STREAM_COLORS = [
@@ -74,6 +75,8 @@ export interface SubscribeRequest {
   principals: UserRow[] | null;
   authorizationErrorsFatal: boolean;
   channelSpec: Omit<ChannelSpec, 'name' | 'description'>;
+  /** Notification Bot announces the channels this request creates (see sendNewChannelMessages). */
+  announce?: boolean;
 }
 
 export interface SubscribeResult {
@@ -90,6 +93,7 @@ export function doSubscribe(app: App, actor: UserRow, req: SubscribeRequest): Su
     const othersIncluded = targets.some((u) => u.id !== actor.id);
     const streams: { stream: StreamRow; color?: string }[] = [];
     const unauthorized: string[] = [];
+    const created: StreamRow[] = [];
     for (const item of req.streams) {
       const name = checkStreamName(item.name);
       let s = findStreamByName(app.db, actor.realm_id, name);
@@ -98,6 +102,7 @@ export function doSubscribe(app: App, actor: UserRow, req: SubscribeRequest): Su
         const spec: ChannelSpec = { ...req.channelSpec, name, description: item.description };
         checkCreateChannel(app, actor, realm, spec);
         s = doCreateChannel(app, actor, actor.realm_id, spec);
+        created.push(s);
       } else {
         const allowedSelf = canAccessStreamMetadata(app.db, actor, s) && (canSubscribeSelf(app, actor, s) || findSubscription(app.db, actor.id, s.id)?.active === 1);
         const allowedOthers = !othersIncluded || canSubscribeOthers(app, actor, realm, s);
@@ -124,6 +129,8 @@ export function doSubscribe(app: App, actor: UserRow, req: SubscribeRequest): Su
     }
     if (!req.authorizationErrorsFatal) result.unauthorized = unauthorized;
     app.batch.onCommit(() => announceSubscriptionChanges(app, actor.realm_id, added, 'add'));
+    // After the subscriptions, so the new channels' first subscribers receive their first message.
+    sendNewChannelMessages(app, actor, created, req.announce ?? false);
     return result;
   });
 }

@@ -15,6 +15,7 @@ import {
   type RetentionInput,
 } from '../actions/streams';
 import { doDeleteTopic, listTopics } from '../actions/topics';
+import { sendNewChannelMessages } from '../actions/channel-notices';
 import { doSubscribe, doUnsubscribe, doUpdateSubscriptionProperties, resolvePrincipals, SUBSCRIPTION_PROPERTIES } from '../actions/subscriptions';
 import { errors } from '../http/errors';
 import { p, zBool, zInt, zStr } from '../http/params';
@@ -126,6 +127,7 @@ export const channelRoutes = [
             channelSpec: {},
           });
         }
+        sendNewChannelMessages(app, user, [stream], params.announce);
         return { id: stream.id };
       });
     },
@@ -246,6 +248,7 @@ export const channelRoutes = [
           principals,
           authorizationErrorsFatal: params.authorization_errors_fatal,
           channelSpec: channelSpecFrom(params as ChannelOptionValues),
+          announce: params.announce,
         });
         return { ...result, new_subscription_messages_sent: false };
       });

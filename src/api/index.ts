@@ -26,6 +26,7 @@ import { alertWordRoutes } from './alert-words';
 import { mutedUserRoutes } from './muted-users';
 import { realmDefaultsRoutes } from './realm-defaults';
 import { realmEmojiRoutes } from './realm-emoji';
+import { realmRoutes } from './realm';
 import { userExtraRoutes } from './users-extra';
 import { userStatusRoutes } from './user-status';
 
@@ -36,4 +37,5 @@ export const allRoutes: readonly AnyRoute[] = [
   ...settingsRoutes, ...draftRoutes, ...presenceRoutes, ...linkifierRoutes,
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,
-  ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes];
+  ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes,
+  ...realmRoutes];

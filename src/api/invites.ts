@@ -1,12 +1,11 @@
-// Invitations: POST/GET /invites, revoke and resend, reusable links; and PATCH /realm for the
-// organization's default welcome message text (the only realm setting served so far).
+// Invitations: POST/GET /invites, revoke and resend, reusable links. (The organization's default
+// welcome message text is a PATCH /realm setting: src/api/realm.ts.)
 import * as v from 'valibot';
 import {
   doCreateMultiuseInvite,
   doInviteUsers,
   doResendInvite,
   doRevokeInvite,
-  doSetWelcomeMessageText,
   MAX_WELCOME_MESSAGE_LENGTH,
 } from '../actions/invites';
 import { requireMemberOrAdmin } from '../actions/user-groups';
@@ -118,16 +117,6 @@ export const inviteRoutes = [
     auth: 'user',
     handle({ app, user, path }) {
       doRevokeInvite(app, user, Number(path.invite_id), true);
-      return {};
-    },
-  }),
-  route({
-    method: 'PATCH',
-    path: '/api/v1/realm',
-    auth: 'user',
-    params: { welcome_message_custom_text: p.str({ max: MAX_WELCOME_MESSAGE_LENGTH }).optional() },
-    handle({ app, user, params }) {
-      doSetWelcomeMessageText(app, user, params.welcome_message_custom_text);
       return {};
     },
   }),

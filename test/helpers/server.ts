@@ -75,7 +75,17 @@ async function toResponse(res: Response): Promise<ApiResponse> {
  * are served after the real ones (tests of the HTTP layer register throwing or echoing routes).
  */
 export async function startTestServer(
-  opts: { configure?: (c: Config) => void; clock?: Clock; extraRoutes?: readonly AnyRoute[] } = {},
+  opts: {
+    configure?: (c: Config) => void;
+    clock?: Clock;
+    extraRoutes?: readonly AnyRoute[];
+    /**
+     * Notification Bot's "channel events" message in every channel created over the API (Zulip's
+     * realm_send_channel_events_messages, on in a new organization). Off unless a test asks, so that
+     * channels start empty: most tests count the messages they send themselves.
+     */
+    channelEventsMessages?: boolean;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
   const config = configFromEnv({});
@@ -113,6 +123,9 @@ export async function startTestServer(
   seed('othello', 'othello@example.com', 'Othello', ROLE.MEMBER);
   seed('guest', 'polonius@example.com', 'Polonius', ROLE.GUEST);
   seed('bot', 'helper-bot@example.com', 'Helper Bot', ROLE.MEMBER, true);
+  if (!opts.channelEventsMessages) {
+    app.db.prepare(`UPDATE realm SET extra_settings = json_set(extra_settings, '$.send_channel_events_messages', json('false')) WHERE id = ?`).run(realmId);
+  }
   app.batch.commit();
   const server = await startServer(app, [...allRoutes, ...(opts.extraRoutes ?? [])], config.host, 0);
   app.publicUrl = server.url;

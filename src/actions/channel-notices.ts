@@ -1,0 +1,90 @@
+// Notification Bot's messages about new channels (Zulip's send_messages_for_new_subscribers, minus the
+// "subscribed you" direct messages): the announcement in the organization's new-channel announcements
+// channel when the creator asked for one, and the "channel events" message in each new channel.
+import type { App } from '../app';
+import { stmt } from '../db/stmt';
+import { JsonableError } from '../http/errors';
+import { realmChannel, sendsChannelEventsMessages } from '../lib/realm-settings';
+import { findStreamById, type StreamRow } from '../lib/streams';
+import type { UserRow } from '../lib/users';
+import { FLAG } from '../lib/narrow';
+import { doSendMessage, doUpdateFlags } from './messages';
+import { notificationBot } from './system-bots';
+
+/** Zulip's Realm.STREAM_EVENTS_NOTIFICATION_TOPIC_NAME. */
+export const CHANNEL_EVENTS_TOPIC = 'channel events';
+/** The topic of new-channel announcements. */
+export const NEW_CHANNELS_TOPIC = 'new channels';
+
+/** Zulip's channel_events_topic_name: a channel that allows only the empty topic gets its notices there. */
+export const channelEventsTopic = (s: StreamRow) => (s.topics_policy === 'empty_topic_only' ? '' : CHANNEL_EVENTS_TOPIC);
+
+/** Zulip's silent_mention_syntax_for_user. */
+export const silentMention = (u: { full_name: string; id: number }) => `@_**${u.full_name}|${u.id}**`;
+
+/** Zulip's Stream.PERMISSION_POLICIES names (public channels always share history in Parley). */
+function policyName(s: StreamRow): string {
+  if (s.is_web_public) return 'Web-public';
+  if (!s.invite_only) return 'Public';
+  return s.history_public_to_subscribers ? 'Private, shared history' : 'Private, protected history';
+}
+
+/** The announcement in the new-channel announcements channel. */
+export function newChannelsAnnouncement(creator: UserRow, created: StreamRow[]): string {
+  const links = created.map((s) => `#**${s.name}**`).join(', ');
+  return created.length > 1
+    ? `${silentMention(creator)} created the following channels: ${links}.`
+    : `${silentMention(creator)} created a new channel ${links}.`;
+}
+
+/** The first message of a new channel's "channel events" topic. */
+export function channelCreatedMessage(creator: UserRow, s: StreamRow): string {
+  const description = s.description === '' ? '*No description.*' : s.description;
+  return `**${policyName(s)}** channel created by ${silentMention(creator)}. **Description:**\n\`\`\`\` quote\n${description}\n\`\`\`\``;
+}
+
+/**
+ * After channels were created by `creator` (and their first subscribers added): the announcement when
+ * `announce` is set and the organization has a new-channel announcements channel, then the "channel
+ * events" message in each new channel unless the organization turned those off. As in Zulip, the
+ * creator has them already read. Returns the ids sent.
+ *
+ * zulip-compat: Zulip's system bots may post anywhere; Parley's send action applies a channel's access
+ * and posting rules to Notification Bot too, so a message the bot may not post (a private channel it
+ * is not subscribed to, a restricted can_send_message_group or can_create_topic_group) is left out
+ * instead of failing the creation.
+ */
+export function sendNewChannelMessages(app: App, creator: UserRow, created: StreamRow[], announce: boolean): number[] {
+  if (created.length === 0) return [];
+  return app.batch.write(() => {
+    const realmId = creator.realm_id;
+    const sends: { streamId: number; topic: string; content: string }[] = [];
+    if (announce) {
+      const target = realmChannel(app.db, realmId, 'new_stream_announcements_stream_id');
+      if (target) sends.push({ streamId: target.id, topic: NEW_CHANNELS_TOPIC, content: newChannelsAnnouncement(creator, created) });
+    }
+    if (sendsChannelEventsMessages(app.db, realmId)) {
+      for (const s of created) {
+        const fresh = findStreamById(app.db, realmId, s.id) ?? s;
+        sends.push({ streamId: s.id, topic: channelEventsTopic(fresh), content: channelCreatedMessage(creator, fresh) });
+      }
+    }
+    if (sends.length === 0) return [];
+    const bot = notificationBot(app, realmId);
+    const ids: number[] = [];
+    for (const m of sends) {
+      try {
+        ids.push(doSendMessage(app, bot, { to: { kind: 'channel', streamId: m.streamId, topic: m.topic }, content: m.content, client: 'Internal' }).id);
+      } catch (err) {
+        if (!(err instanceof JsonableError)) throw err;
+      }
+    }
+    // Zulip's mark_as_read=[acting user]: only messages the creator received.
+    const unread = ids.filter((id) => {
+      const row = stmt(app.db, 'SELECT flags FROM usermessage WHERE user_id = ? AND message_id = ?').get(creator.id, id) as { flags: number } | undefined;
+      return row !== undefined && (row.flags & FLAG.read) === 0;
+    });
+    if (unread.length) doUpdateFlags(app, creator, unread, 'read', 'add');
+    return ids;
+  });
+}

@@ -1,0 +1,208 @@
+// PATCH /realm: organization settings (Zulip's update_realm), with Zulip's checks, events and reply.
+import type { App } from '../app';
+import { stmt } from '../db/stmt';
+import { errors, JsonableError } from '../http/errors';
+import { nowSeconds } from '../lib/clock';
+import { findGroup, groupSettingForApi, storeGroupSetting, type GroupSettingValue } from '../lib/groups';
+import { getRealmById, type RealmRow } from '../lib/realm';
+import { REALM_CHANNEL_SETTINGS, REALM_GROUP_SETTING_RULES, realmExtraSettings, type RealmChannelSetting } from '../lib/realm-settings';
+import { LANGUAGES } from '../lib/settings';
+import { canAccessStreamMetadata, findStreamById } from '../lib/streams';
+import { isAdmin, isOwner, type UserRow } from '../lib/users';
+import { activeUserIds } from './users';
+
+export const MAX_REALM_NAME_LENGTH = 40;
+export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
+
+/** A group setting as PATCH /realm takes it (Zulip's GroupSettingChangeRequest). */
+export interface GroupSettingChange {
+  new: GroupSettingValue;
+  old?: GroupSettingValue;
+}
+
+export interface RealmChange {
+  allow_message_editing?: boolean;
+  default_language?: string;
+  description?: string;
+  mandatory_topics?: boolean;
+  name?: string;
+  send_channel_events_messages?: boolean;
+  waiting_period_threshold?: number;
+  welcome_message_custom_text?: string;
+  /** Raw: a positive number of seconds, or "unlimited". */
+  message_content_delete_limit_seconds?: number | string;
+  message_content_edit_limit_seconds?: number | string;
+  /** Raw: a positive number of days, or "unlimited" (legacy "forever"). */
+  message_retention_days?: number | string;
+  new_stream_announcements_stream_id?: number;
+  signup_announcements_stream_id?: number;
+  zulip_update_announcements_stream_id?: number;
+  groupSettings?: Record<string, GroupSettingChange>;
+}
+
+/** Settings Zulip announces in the update_dict format "due to their history" (do_set_realm_property). */
+const UPDATE_DICT_PROPERTIES = new Set(['allow_message_editing', 'message_content_edit_limit_seconds']);
+
+/** Zulip's RequestVariableConversionError text (its code, REQUEST_VARIABLE_INVALID, is not in Parley's catalogue yet). */
+const badValue = (name: string, value: unknown) => errors.badRequest("Bad value for '{var_name}': {bad_value}", { var_name: name, bad_value: value });
+
+/** Zulip's parse_message_time_limit_setting: "unlimited" is null; anything else a positive integer. */
+function parseTimeLimit(name: string, value: number | string): number | null {
+  if (value === 'unlimited') return null;
+  if (typeof value === 'string' || !Number.isInteger(value) || value <= 0) throw badValue(name, value);
+  return value;
+}
+
+/** Zulip's parse_message_retention_days for the realm: "unlimited" is -1 (stored as NULL). */
+function parseRetentionDays(value: number | string): number {
+  // zulip-compat: "forever" is the pre-feature-level-91 spelling of "unlimited".
+  if (value === 'unlimited' || value === 'forever') return -1;
+  if (typeof value === 'string' || !Number.isInteger(value) || value <= 0) throw badValue('message_retention_days', value);
+  return value;
+}
+
+/** Zulip's are_both_group_setting_values_equal. */
+function sameGroupSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
+  if (typeof a === 'number' || typeof b === 'number') return a === b;
+  const same = (x: number[], y: number[]) => new Set(x).size === new Set(y).size && x.every((i) => y.includes(i));
+  return same(a.direct_members, b.direct_members) && same(a.direct_subgroups, b.direct_subgroups);
+}
+
+/** Zulip's parse_group_setting_value: one subgroup and no members is that group; empty is role:nobody. */
+function parseGroupSetting(app: App, realmId: number, value: GroupSettingValue): GroupSettingValue {
+  if (typeof value === 'number') return value;
+  if (value.direct_members.length === 0 && value.direct_subgroups.length === 1) return value.direct_subgroups[0];
+  if (value.direct_members.length === 0 && value.direct_subgroups.length === 0) {
+    return (stmt(app.db, "SELECT id FROM user_group WHERE realm_id = ? AND name = 'role:nobody'").get(realmId) as { id: number }).id;
+  }
+  return value;
+}
+
+/** The checks of Zulip's access_user_group_for_setting that the stored-value helper does not make. */
+function checkSystemGroupRules(app: App, realmId: number, setting: string, value: GroupSettingValue): void {
+  const rule = REALM_GROUP_SETTING_RULES[setting];
+  if (typeof value !== 'number') {
+    if (rule.requireSystemGroup) throw errors.badRequest("'{setting_name}' must be a system user group.", { setting_name: setting });
+    return;
+  }
+  const g = findGroup(app.db, realmId, value);
+  if (!g || !g.named) return; // storeGroupSetting reports it
+  if (rule.requireSystemGroup && !g.is_system_group) throw errors.badRequest("'{setting_name}' must be a system user group.", { setting_name: setting });
+  if (g.is_system_group && rule.allowedSystemGroups && !rule.allowedSystemGroups.includes(String(g.name))) {
+    throw errors.badRequest("'{setting_name}' setting cannot be set to '{group_name}' group.", { setting_name: setting, group_name: g.name });
+  }
+}
+
+/**
+ * PATCH /realm (administrators; some settings owners). Checks everything first, then applies each
+ * change that changes something, in Zulip's order, each with its realm event. Returns the reply's
+ * extra keys: each changed setting, strings as "updated" (Zulip's update_realm).
+ */
+export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Record<string, unknown> {
+  if (!isAdmin(user)) throw errors.adminRequired();
+  return app.batch.write(() => {
+    const realm = getRealmById(app.db, user.realm_id) as RealmRow;
+    const realmId = realm.id;
+    // ---- checks (the whole request succeeds or fails) ----
+    if (change.default_language !== undefined && !(change.default_language in LANGUAGES)) {
+      throw errors.badRequest("Invalid language '{language}'", { language: change.default_language });
+    }
+    let retention: number | undefined;
+    if (change.message_retention_days !== undefined) {
+      if (!isOwner(user)) throw errors.ownerRequired();
+      retention = parseRetentionDays(change.message_retention_days);
+    }
+    const groupChanges = Object.entries(change.groupSettings ?? {});
+    if (groupChanges.some(([s]) => REALM_GROUP_SETTING_RULES[s]?.ownerOnly) && !isOwner(user)) throw errors.ownerRequired();
+    if (change.waiting_period_threshold !== undefined && !isOwner(user)) throw errors.ownerRequired();
+    const deleteLimit = change.message_content_delete_limit_seconds === undefined ? undefined : parseTimeLimit('message_content_delete_limit_seconds', change.message_content_delete_limit_seconds);
+    const editLimit = change.message_content_edit_limit_seconds === undefined ? undefined : parseTimeLimit('message_content_edit_limit_seconds', change.message_content_edit_limit_seconds);
+
+    const data: Record<string, unknown> = {};
+    const events: Record<string, unknown>[] = [];
+    const extra = realmExtraSettings(realm);
+    let extraChanged = false;
+    const announce = (property: string, value: unknown) =>
+      events.push(
+        UPDATE_DICT_PROPERTIES.has(property)
+          ? { type: 'realm', op: 'update_dict', property: 'default', data: { [property]: value } }
+          : { type: 'realm', op: 'update', property, value },
+      );
+    /** Zulip's do_set_realm_property on a realm column (column names are the constant keys below). */
+    const setColumn = (property: string, value: string | number | boolean | null, stored: string | number | null = value as never, shown: unknown = value) => {
+      if (realm[property] === stored) return;
+      app.db.prepare(`UPDATE realm SET ${property} = ? WHERE id = ?`).run(stored, realmId);
+      announce(property, shown);
+      data[property] = typeof value === 'string' ? 'updated' : shown;
+    };
+    const setExtra = (property: string, value: boolean, dflt: boolean) => {
+      if ((extra[property] ?? dflt) === value) return;
+      extra[property] = value;
+      extraChanged = true;
+      announce(property, value);
+      data[property] = value;
+    };
+
+    // "unlimited" time limits first: Zulip sets them before the other settings.
+    if (deleteLimit === null) setColumn('message_content_delete_limit_seconds', null);
+    if (editLimit === null) setColumn('message_content_edit_limit_seconds', null);
+    // The other settings in the order of Zulip's parameters, then its locals.
+    if (change.allow_message_editing !== undefined) setColumn('allow_message_editing', change.allow_message_editing, change.allow_message_editing ? 1 : 0);
+    if (change.default_language !== undefined) setColumn('default_language', change.default_language);
+    if (change.description !== undefined) setColumn('description', change.description);
+    if (change.mandatory_topics !== undefined) setColumn('mandatory_topics', change.mandatory_topics, change.mandatory_topics ? 1 : 0);
+    if (change.name !== undefined) setColumn('name', change.name);
+    if (change.send_channel_events_messages !== undefined) setExtra('send_channel_events_messages', change.send_channel_events_messages, true);
+    if (change.waiting_period_threshold !== undefined) setColumn('waiting_period_threshold', change.waiting_period_threshold);
+    if (change.welcome_message_custom_text !== undefined) setColumn('welcome_message_custom_text', change.welcome_message_custom_text);
+    if (retention !== undefined) setColumn('message_retention_days', retention, retention === -1 ? null : retention, retention);
+    if (deleteLimit !== undefined && deleteLimit !== null) setColumn('message_content_delete_limit_seconds', deleteLimit);
+    if (editLimit !== undefined && editLimit !== null) setColumn('message_content_edit_limit_seconds', editLimit);
+
+    // Group settings, in Zulip's REALM_PERMISSION_GROUP_SETTINGS order.
+    const now = nowSeconds(app.clock);
+    for (const setting of Object.keys(REALM_GROUP_SETTING_RULES)) {
+      const req = change.groupSettings?.[setting];
+      if (!req) continue;
+      const rule = REALM_GROUP_SETTING_RULES[setting];
+      const newValue = parseGroupSetting(app, realmId, req.new);
+      const currentId = realm[setting] as number;
+      const current = groupSettingForApi(app.db, currentId);
+      if (req.old !== undefined && !sameGroupSetting(parseGroupSetting(app, realmId, req.old), current)) {
+        throw new JsonableError("'old' value does not match the expected value.", { code: 'EXPECTATION_MISMATCH' });
+      }
+      if (sameGroupSetting(current, newValue)) continue;
+      checkSystemGroupRules(app, realmId, setting, newValue);
+      const id = storeGroupSetting(app.db, realmId, setting, newValue, now, { allowNobody: rule.allowNobody ?? true, allowEveryone: rule.allowEveryone ?? false });
+      // Column names come from the constant REALM_GROUP_SETTING_RULES table, never from input.
+      app.db.prepare(`UPDATE realm SET ${setting} = ? WHERE id = ?`).run(id, realmId);
+      events.push({ type: 'realm', op: 'update_dict', property: 'default', data: { [setting]: groupSettingForApi(app.db, id) } });
+      data[setting] = newValue;
+    }
+
+    // Channel-valued settings: any negative id turns one off; Zulip echoes the id it was given.
+    for (const setting of REALM_CHANNEL_SETTINGS) {
+      const id = change[setting];
+      if (id === undefined) continue;
+      const currentId = typeof extra[setting] === 'number' && (extra[setting] as number) >= 0 ? (extra[setting] as number) : null;
+      if (currentId !== null && currentId === id) continue;
+      if (id >= 0) {
+        const s = findStreamById(app.db, realmId, id);
+        if (!s || s.deactivated || !canAccessStreamMetadata(app.db, user, s)) throw errors.badRequest('Invalid channel ID');
+      }
+      extra[setting as RealmChannelSetting] = id >= 0 ? id : -1;
+      extraChanged = true;
+      events.push({ type: 'realm', op: 'update', property: setting, value: id });
+      data[setting] = id;
+    }
+    if (extraChanged) stmt(app.db, 'UPDATE realm SET extra_settings = ? WHERE id = ?').run(JSON.stringify(extra), realmId);
+
+    if (events.length) {
+      app.batch.onCommit(() => {
+        const users = activeUserIds(app, realmId);
+        for (const e of events) app.events.send(e as { type: string }, users);
+      });
+    }
+    return data;
+  });
+}

@@ -1,0 +1,222 @@
+// Notification Bot's messages about new channels: the announcement in the organization's new-channel
+// announcements channel (announce=true), and the "channel events" message in each new channel; the
+// first public channel becoming the announcements channel; all observed over the API and the wire.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
+import { createChannel, err } from '../helpers/chat';
+
+let t: TestServer;
+before(async () => {
+  t = await startTestServer({ channelEventsMessages: true });
+});
+after(() => t.close());
+
+type Ev = Record<string, any>;
+
+async function openQueue(user: TestUser, types?: string[]): Promise<{ id: string; state: Record<string, any> }> {
+  const res = await t.api(user, 'POST', '/register', types ? { event_types: types } : { fetch_event_types: ['realm'] });
+  assert.equal(res.status, 200, res.text);
+  return { id: res.body.queue_id, state: res.body };
+}
+
+async function drain(user: TestUser, queueId: string): Promise<Ev[]> {
+  const res = await t.api(user, 'GET', '/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+  assert.equal(res.status, 200, res.text);
+  return res.body.events.filter((e: Ev) => e.type !== 'heartbeat').map(({ id: _id, ...e }: Ev) => e);
+}
+
+/** The messages of a channel topic as `user` sees them: raw content and the fields that say who and where. */
+async function topicMessages(user: TestUser, channelId: number, topic: string) {
+  const res = await t.api(user, 'GET', '/messages', {
+    anchor: 'oldest',
+    num_before: 0,
+    num_after: 100,
+    apply_markdown: false,
+    narrow: [{ operator: 'channel', operand: channelId }, { operator: 'topic', operand: topic }],
+  });
+  assert.equal(res.status, 200, res.text);
+  return res.body.messages.map((m: Ev) => ({
+    sender_full_name: m.sender_full_name,
+    sender_email: m.sender_email,
+    type: m.type,
+    stream_id: m.stream_id,
+    subject: m.subject,
+    content: m.content,
+    client: m.client,
+    flags: m.flags,
+  }));
+}
+
+let botEmail = '';
+const notice = (channelId: number, topic: string, content: string, flags: string[]) => ({
+  sender_full_name: 'Notification Bot',
+  sender_email: botEmail,
+  type: 'stream',
+  stream_id: channelId,
+  subject: topic,
+  content,
+  client: 'Internal',
+  flags,
+});
+
+const mention = (u: TestUser) => `@_**${u.fullName}|${u.id}**`;
+
+let general = 0;
+
+describe('the first public channel', () => {
+  it('becomes the new-channel and Zulip-update announcements channel, with realm update events', async () => {
+    const { hamlet, othello } = t.users;
+    const q = await openQueue(othello);
+    assert.equal(q.state.realm_new_stream_announcements_stream_id, -1);
+    assert.equal(q.state.realm_zulip_update_announcements_stream_id, -1);
+    // A private channel first does not count.
+    await createChannel(t, hamlet, 'hideout', [hamlet], { invite_only: true });
+    const res = await t.api(hamlet, 'POST', '/channels/create', { name: 'general', subscribers: [hamlet.id, othello.id], description: 'Everyone **here**' });
+    assert.deepEqual(res.body, { result: 'success', msg: '', id: res.body.id });
+    general = res.body.id;
+    const events = (await drain(othello, q.id)).filter((e) => e.type === 'realm');
+    assert.deepEqual(events, [
+      { type: 'realm', op: 'update', property: 'new_stream_announcements_stream_id', value: general },
+      { type: 'realm', op: 'update', property: 'zulip_update_announcements_stream_id', value: general },
+    ]);
+    const state = (await openQueue(othello)).state;
+    assert.equal(state.realm_new_stream_announcements_stream_id, general);
+    assert.equal(state.realm_zulip_update_announcements_stream_id, general);
+    assert.equal(state.realm_signup_announcements_stream_id, -1);
+    // Later public channels leave the setting alone.
+    await createChannel(t, hamlet, 'second', [hamlet]);
+    assert.equal((await openQueue(othello)).state.realm_new_stream_announcements_stream_id, general);
+  });
+
+  it('gets the "channel events" message: read for the creator, unread for the other subscribers', async () => {
+    const { hamlet, othello } = t.users;
+    botEmail = (t.app.db.prepare("SELECT email FROM user WHERE full_name = 'Notification Bot'").get() as { email: string }).email;
+    assert.match(botEmail, /^notification-bot@/);
+    const content = `**Public** channel created by ${mention(hamlet)}. **Description:**\n\`\`\`\` quote\nEveryone **here**\n\`\`\`\``;
+    assert.deepEqual(await topicMessages(hamlet, general, 'channel events'), [notice(general, 'channel events', content, ['read'])]);
+    assert.deepEqual(await topicMessages(othello, general, 'channel events'), [notice(general, 'channel events', content, [])]);
+    const res = await t.api(othello, 'GET', '/messages', {
+      anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'channel', operand: general }],
+    });
+    assert.equal(
+      res.body.messages[0].content,
+      `<p><strong>Public</strong> channel created by <span class="user-mention silent" data-user-id="${hamlet.id}">King Hamlet</span>. <strong>Description:</strong></p>\n` +
+        '<blockquote>\n<p>Everyone <strong>here</strong></p>\n</blockquote>',
+    );
+  });
+});
+
+describe('announce', () => {
+  it('POST /channels/create with announce=true: the announcement, then the channel events message; events over the wire', async () => {
+    const { hamlet, othello } = t.users;
+    const qh = await openQueue(hamlet, ['message', 'update_message_flags']);
+    const qo = await openQueue(othello, ['message']);
+    const res = await t.api(hamlet, 'POST', '/channels/create', { name: 'design', subscribers: [hamlet.id], announce: true });
+    assert.deepEqual(res.body, { result: 'success', msg: '', id: res.body.id });
+    const design = res.body.id as number;
+    const announcement = `${mention(hamlet)} created a new channel #**design**.`;
+    assert.deepEqual(await topicMessages(othello, general, 'new channels'), [notice(general, 'new channels', announcement, [])]);
+    assert.deepEqual(await topicMessages(hamlet, general, 'new channels'), [notice(general, 'new channels', announcement, ['read'])]);
+    const created = `**Public** channel created by ${mention(hamlet)}. **Description:**\n\`\`\`\` quote\n*No description.*\n\`\`\`\``;
+    assert.deepEqual(await topicMessages(hamlet, design, 'channel events'), [notice(design, 'channel events', created, ['read'])]);
+
+    // Othello (in #general only) gets the announcement; Hamlet gets both, then both marked read.
+    const ofOthello = await drain(othello, qo.id);
+    assert.deepEqual(
+      ofOthello.map((e) => [e.type, e.message.subject, e.message.stream_id, e.flags]),
+      [['message', 'new channels', general, []]],
+    );
+    const ofHamlet = await drain(hamlet, qh.id);
+    const [annId, createdId] = ofHamlet.filter((e) => e.type === 'message').map((e) => e.message.id);
+    assert.ok(annId < createdId);
+    assert.deepEqual(
+      ofHamlet.map((e) => (e.type === 'message' ? ['message', e.message.subject, e.flags] : e)),
+      [
+        ['message', 'new channels', []],
+        ['message', 'channel events', []],
+        { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: [annId, createdId], all: false },
+      ],
+    );
+  });
+
+  it('POST /users/me/subscriptions creating several channels: one announcement listing them', async () => {
+    const { othello } = t.users;
+    const res = await t.api(othello, 'POST', '/users/me/subscriptions', {
+      subscriptions: [{ name: 'alpha' }, { name: 'beta', description: 'Second one' }, { name: 'general' }],
+      announce: true,
+    });
+    assert.deepEqual(res.body, {
+      result: 'success',
+      msg: '',
+      subscribed: { [othello.id]: ['alpha', 'beta'] },
+      already_subscribed: { [othello.id]: ['general'] },
+      new_subscription_messages_sent: false,
+    });
+    const [ann] = (await topicMessages(othello, general, 'new channels')).slice(-1);
+    assert.deepEqual(ann, notice(general, 'new channels', `${mention(othello)} created the following channels: #**alpha**, #**beta**.`, ['read']));
+    const beta = (await t.api(othello, 'GET', '/get_stream_id', { stream: 'beta' })).body.stream_id;
+    assert.deepEqual(await topicMessages(othello, beta, 'channel events'), [
+      notice(beta, 'channel events', `**Public** channel created by ${mention(othello)}. **Description:**\n\`\`\`\` quote\nSecond one\n\`\`\`\``, ['read']),
+    ]);
+  });
+
+  it('without announce, or with the announcements channel turned off: no announcement, still the channel events message', async () => {
+    const { hamlet, admin } = t.users;
+    const before = (await topicMessages(hamlet, general, 'new channels')).length;
+    const quiet = await createChannel(t, hamlet, 'quiet', [hamlet]);
+    assert.equal((await topicMessages(hamlet, general, 'new channels')).length, before);
+    assert.equal((await topicMessages(hamlet, quiet, 'channel events')).length, 1);
+    const off = await t.api(admin, 'PATCH', '/realm', { new_stream_announcements_stream_id: -1 });
+    assert.deepEqual(off.body, { result: 'success', msg: '', new_stream_announcements_stream_id: -1 });
+    await createChannel(t, hamlet, 'unannounced', [hamlet], { announce: true });
+    assert.equal((await topicMessages(hamlet, general, 'new channels')).length, before);
+    // An archived announcements channel announces nothing either.
+    const news = await createChannel(t, admin, 'news', [admin]);
+    assert.equal((await t.api(admin, 'PATCH', '/realm', { new_stream_announcements_stream_id: news })).status, 200);
+    assert.equal((await t.api(admin, 'DELETE', `/streams/${news}`)).status, 200);
+    await createChannel(t, hamlet, 'after archive', [hamlet], { announce: true });
+    assert.equal((await topicMessages(admin, news, 'new channels')).length, 0);
+    assert.equal((await t.api(admin, 'PATCH', '/realm', { new_stream_announcements_stream_id: general })).status, 200);
+  });
+
+  it('the creator outside the new channel: nothing marked read for them; web-public and private policy names', async () => {
+    const { hamlet, othello } = t.users;
+    const id = await createChannel(t, hamlet, 'for othello', [othello]);
+    assert.deepEqual(await topicMessages(othello, id, 'channel events'), [
+      notice(id, 'channel events', `**Public** channel created by ${mention(hamlet)}. **Description:**\n\`\`\`\` quote\n*No description.*\n\`\`\`\``, []),
+    ]);
+    // zulip-compat (src/actions/channel-notices.ts): Notification Bot is not subscribed to a private
+    // channel, and Parley's send action refuses it there, so a private channel starts empty.
+    const secret = await createChannel(t, hamlet, 'secret', [hamlet], { invite_only: true, history_public_to_subscribers: true });
+    assert.deepEqual(await topicMessages(hamlet, secret, 'channel events'), []);
+  });
+
+  it('a channel that allows only the empty topic gets its message there', async () => {
+    const { admin } = t.users;
+    const id = await createChannel(t, admin, 'flat', [admin], { topics_policy: 'empty_topic_only' });
+    assert.deepEqual(await topicMessages(admin, id, ''), [
+      notice(id, '', `**Public** channel created by ${mention(admin)}. **Description:**\n\`\`\`\` quote\n*No description.*\n\`\`\`\``, ['read']),
+    ]);
+  });
+
+  it('with send_channel_events_messages off, only the announcement', async () => {
+    const { hamlet, admin } = t.users;
+    const res = await t.api(admin, 'PATCH', '/realm', { send_channel_events_messages: false });
+    assert.deepEqual(res.body, { result: 'success', msg: '', send_channel_events_messages: false });
+    const id = await createChannel(t, hamlet, 'no events', [hamlet], { announce: true });
+    assert.deepEqual(await topicMessages(hamlet, id, 'channel events'), []);
+    const [ann] = (await topicMessages(hamlet, general, 'new channels')).slice(-1);
+    assert.equal(ann.content, `${mention(hamlet)} created a new channel #**no events**.`);
+    assert.equal((await t.api(admin, 'PATCH', '/realm', { send_channel_events_messages: true })).status, 200);
+  });
+
+  it('errors stay the creation errors: nothing is posted for a refused channel', async () => {
+    const { hamlet, guest } = t.users;
+    const before = (await topicMessages(hamlet, general, 'new channels')).length;
+    assert.deepEqual((await t.api(guest, 'POST', '/channels/create', { name: 'nope', subscribers: [], announce: true })).body, err('Not allowed for guest users'));
+    const dup = await t.api(hamlet, 'POST', '/channels/create', { name: 'design', subscribers: [], announce: true });
+    assert.equal(dup.status, 409);
+    assert.equal((await topicMessages(hamlet, general, 'new channels')).length, before);
+  });
+});

@@ -1,0 +1,265 @@
+// PATCH /realm: each setting with Zulip's checks, permission, reply keys, realm event over the wire and
+// the /register state that follows. Each test registers a fresh queue; realmEvents() shows all it holds.
+import { after, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
+import { createChannel, err, systemGroups } from '../helpers/chat';
+
+let t: TestServer;
+let queue = '';
+let groups: ReturnType<typeof systemGroups>;
+before(async () => {
+  t = await startTestServer();
+  groups = systemGroups(t);
+});
+after(() => t.close());
+
+/** Othello (a member) listens for realm events. */
+beforeEach(async () => {
+  const res = await t.api(t.users.othello, 'POST', '/register', { event_types: ['realm'], fetch_event_types: [] });
+  assert.equal(res.status, 200, res.text);
+  queue = res.body.queue_id;
+});
+
+async function realmEvents(): Promise<Record<string, unknown>[]> {
+  const res = await t.api(t.users.othello, 'GET', '/events', { queue_id: queue, last_event_id: -1, dont_block: true });
+  assert.equal(res.status, 200, res.text);
+  return res.body.events.filter((e: any) => e.type !== 'heartbeat').map(({ id: _id, ...e }: any) => e);
+}
+
+async function state(keys: string[]): Promise<Record<string, unknown>> {
+  const res = await t.api(t.users.othello, 'POST', '/register', { fetch_event_types: ['realm'] });
+  assert.equal(res.status, 200, res.text);
+  return Object.fromEntries(keys.map((k) => [k, res.body[k]]));
+}
+
+async function patch(user: TestUser, params: Record<string, unknown>, status = 200) {
+  const res = await t.api(user, 'PATCH', '/realm', params);
+  assert.equal(res.status, status, res.text);
+  return res.body;
+}
+
+const ok = (extra: Record<string, unknown> = {}) => ({ result: 'success', msg: '', ...extra });
+const update = (property: string, value: unknown) => ({ type: 'realm', op: 'update', property, value });
+const updateDict = (data: Record<string, unknown>) => ({ type: 'realm', op: 'update_dict', property: 'default', data });
+
+describe('PATCH /realm: who may', () => {
+  it('administrators only; some settings owners only', async () => {
+    const { hamlet, moderator, admin } = t.users;
+    for (const u of [hamlet, moderator]) {
+      assert.deepEqual(await patch(u, { name: 'X' }, 400), err('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'));
+    }
+    const owner = err('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL');
+    assert.deepEqual(await patch(admin, { message_retention_days: 30 }, 400), owner);
+    assert.deepEqual(await patch(admin, { waiting_period_threshold: 3 }, 400), owner);
+    for (const s of ['can_invite_users_group', 'can_create_groups', 'can_manage_all_groups', 'create_multiuse_invite_group']) {
+      assert.deepEqual(await patch(admin, { [s]: { new: groups['role:administrators'] } }, 400), owner, s);
+    }
+    // A refused request changes nothing, even its allowed parts.
+    assert.deepEqual(await patch(admin, { name: 'Renamed', waiting_period_threshold: 3 }, 400), owner);
+    assert.deepEqual(await realmEvents(), []);
+    assert.deepEqual(await state(['realm_name']), { realm_name: 'Test Org' });
+  });
+});
+
+describe('PATCH /realm: simple settings', () => {
+  it('name and description: "updated" in the reply, the value in the event and the state', async () => {
+    const { admin } = t.users;
+    assert.deepEqual(await patch(admin, { name: 'Elsinore', description: 'A **castle**' }), ok({ description: 'updated', name: 'updated' }));
+    assert.deepEqual(await realmEvents(), [update('description', 'A **castle**'), update('name', 'Elsinore')]);
+    assert.deepEqual(await state(['realm_name', 'realm_description']), { realm_name: 'Elsinore', realm_description: 'A **castle**' });
+    // Unchanged: nothing to say.
+    assert.deepEqual(await patch(admin, { name: 'Elsinore' }), ok());
+    assert.deepEqual(await patch(admin, { name: 'n'.repeat(41) }, 400), err('name is too long (limit: 40 characters)'));
+    assert.deepEqual(await patch(admin, { description: 'd'.repeat(1001) }, 400), err('description is too long (limit: 1000 characters)'));
+    assert.deepEqual(await realmEvents(), [update('description', 'A **castle**'), update('name', 'Elsinore')]);
+  });
+
+  it('default_language', async () => {
+    const { admin } = t.users;
+    assert.deepEqual(await patch(admin, { default_language: 'de' }), ok({ default_language: 'updated' }));
+    assert.deepEqual(await realmEvents(), [update('default_language', 'de')]);
+    assert.deepEqual(await state(['realm_default_language']), { realm_default_language: 'de' });
+    assert.deepEqual(await patch(admin, { default_language: 'xx' }, 400), err("Invalid language 'xx'"));
+    await patch(admin, { default_language: 'en' });
+  });
+
+  it('allow_message_editing and message_content_edit_limit_seconds: update_dict events', async () => {
+    const { admin } = t.users;
+    assert.deepEqual(await patch(admin, { allow_message_editing: false }), ok({ allow_message_editing: false }));
+    assert.deepEqual(await patch(admin, { message_content_edit_limit_seconds: 600 }), ok({ message_content_edit_limit_seconds: 600 }));
+    assert.deepEqual(await patch(admin, { message_content_edit_limit_seconds: 'unlimited' }), ok({ message_content_edit_limit_seconds: null }));
+    assert.deepEqual(await patch(admin, { message_content_edit_limit_seconds: 'unlimited' }), ok());
+    assert.deepEqual(await realmEvents(), [
+      updateDict({ allow_message_editing: false }),
+      updateDict({ message_content_edit_limit_seconds: 600 }),
+      updateDict({ message_content_edit_limit_seconds: null }),
+    ]);
+    assert.deepEqual(await state(['realm_allow_message_editing', 'realm_message_content_edit_limit_seconds']), {
+      realm_allow_message_editing: false,
+      realm_message_content_edit_limit_seconds: null,
+    });
+    for (const bad of [0, -5, 'soon']) {
+      assert.deepEqual(
+        await patch(admin, { message_content_edit_limit_seconds: bad }, 400),
+        err(`Bad value for 'message_content_edit_limit_seconds': ${bad}`),
+      );
+    }
+    await patch(admin, { allow_message_editing: true });
+  });
+
+  it('message_content_delete_limit_seconds: update events', async () => {
+    const { admin } = t.users;
+    assert.deepEqual(await patch(admin, { message_content_delete_limit_seconds: 3600 }), ok({ message_content_delete_limit_seconds: 3600 }));
+    assert.deepEqual(await state(['realm_message_content_delete_limit_seconds']), { realm_message_content_delete_limit_seconds: 3600 });
+    assert.deepEqual(await patch(admin, { message_content_delete_limit_seconds: 'unlimited' }), ok({ message_content_delete_limit_seconds: null }));
+    assert.deepEqual(await realmEvents(), [update('message_content_delete_limit_seconds', 3600), update('message_content_delete_limit_seconds', null)]);
+    assert.deepEqual(await patch(admin, { message_content_delete_limit_seconds: -1 }, 400), err("Bad value for 'message_content_delete_limit_seconds': -1"));
+  });
+
+  it('message_retention_days (owners): days, or "unlimited" shown as -1', async () => {
+    const { owner } = t.users;
+    assert.deepEqual(await patch(owner, { message_retention_days: 30 }), ok({ message_retention_days: 30 }));
+    assert.deepEqual(await state(['realm_message_retention_days']), { realm_message_retention_days: 30 });
+    assert.deepEqual(await patch(owner, { message_retention_days: 'unlimited' }), ok({ message_retention_days: -1 }));
+    assert.deepEqual(await realmEvents(), [update('message_retention_days', 30), update('message_retention_days', -1)]);
+    assert.deepEqual(await state(['realm_message_retention_days']), { realm_message_retention_days: -1 });
+    assert.deepEqual(await patch(owner, { message_retention_days: 0 }, 400), err("Bad value for 'message_retention_days': 0"));
+    assert.deepEqual(await patch(owner, { message_retention_days: 'never' }, 400), err("Bad value for 'message_retention_days': never"));
+  });
+
+  it('mandatory_topics, waiting_period_threshold (owners), send_channel_events_messages', async () => {
+    const { owner } = t.users;
+    assert.deepEqual(await patch(owner, { mandatory_topics: true, waiting_period_threshold: 4, send_channel_events_messages: true }), ok({
+      mandatory_topics: true,
+      send_channel_events_messages: true,
+      waiting_period_threshold: 4,
+    }));
+    assert.deepEqual(await realmEvents(), [
+      update('mandatory_topics', true),
+      update('send_channel_events_messages', true),
+      update('waiting_period_threshold', 4),
+    ]);
+    assert.deepEqual(await state(['realm_mandatory_topics', 'realm_waiting_period_threshold', 'realm_send_channel_events_messages']), {
+      realm_mandatory_topics: true,
+      realm_waiting_period_threshold: 4,
+      realm_send_channel_events_messages: true,
+    });
+    assert.deepEqual(await patch(owner, { waiting_period_threshold: -1 }, 400), err('waiting_period_threshold is too small'));
+    assert.deepEqual(await patch(owner, { mandatory_topics: '"yes"' }, 400), err('mandatory_topics is not a boolean'));
+    await patch(owner, { mandatory_topics: false, waiting_period_threshold: 0, send_channel_events_messages: false });
+  });
+});
+
+describe('PATCH /realm: channel settings', () => {
+  it('new_stream_announcements_stream_id, signup_announcements_stream_id, zulip_update_announcements_stream_id', async () => {
+    const { admin, hamlet } = t.users;
+    const hidden = await createChannel(t, hamlet, 'hamlet only', [hamlet], { invite_only: true });
+    // The organization's first public channel takes the new-channel and Zulip-update roles.
+    const first = await createChannel(t, admin, 'first', [admin]);
+    const news = await createChannel(t, admin, 'announcements', [admin]);
+    assert.deepEqual(await realmEvents(), [update('new_stream_announcements_stream_id', first), update('zulip_update_announcements_stream_id', first)]);
+    assert.deepEqual(await patch(admin, { new_stream_announcements_stream_id: news, signup_announcements_stream_id: news, zulip_update_announcements_stream_id: -1 }), ok({
+      new_stream_announcements_stream_id: news,
+      signup_announcements_stream_id: news,
+      zulip_update_announcements_stream_id: -1,
+    }));
+    assert.deepEqual((await realmEvents()).slice(2), [
+      update('new_stream_announcements_stream_id', news),
+      update('signup_announcements_stream_id', news),
+      update('zulip_update_announcements_stream_id', -1),
+    ]);
+    const keys = ['realm_new_stream_announcements_stream_id', 'realm_signup_announcements_stream_id', 'realm_zulip_update_announcements_stream_id'];
+    assert.deepEqual(await state(keys), {
+      realm_new_stream_announcements_stream_id: news,
+      realm_signup_announcements_stream_id: news,
+      realm_zulip_update_announcements_stream_id: -1,
+    });
+    // The same channel again: nothing; -1 again: Zulip announces it anyway.
+    assert.deepEqual(await patch(admin, { new_stream_announcements_stream_id: news }), ok());
+    assert.deepEqual(await patch(admin, { zulip_update_announcements_stream_id: -1 }), ok({ zulip_update_announcements_stream_id: -1 }));
+    // A private channel is fine (administrators see every channel's metadata); a missing or archived one is not.
+    assert.deepEqual(await patch(admin, { signup_announcements_stream_id: hidden }), ok({ signup_announcements_stream_id: hidden }));
+    const archived = await createChannel(t, admin, 'archived', [admin]);
+    assert.equal((await t.api(admin, 'DELETE', `/streams/${archived}`)).status, 200);
+    for (const id of [99999, archived]) {
+      assert.deepEqual(await patch(admin, { signup_announcements_stream_id: id }, 400), err('Invalid channel ID'));
+    }
+    assert.deepEqual(await patch(admin, { signup_announcements_stream_id: '"x"' }, 400), err('signup_announcements_stream_id is not an integer'));
+    assert.deepEqual(await patch(admin, { signup_announcements_stream_id: -1 }), ok({ signup_announcements_stream_id: -1 }));
+    assert.deepEqual(await state(keys), {
+      realm_new_stream_announcements_stream_id: news,
+      realm_signup_announcements_stream_id: -1,
+      realm_zulip_update_announcements_stream_id: -1,
+    });
+  });
+});
+
+describe('PATCH /realm: group settings', () => {
+  it('a system group by id ({new}), with update_dict events and the state', async () => {
+    const { admin } = t.users;
+    const admins = groups['role:administrators'];
+    assert.deepEqual(await patch(admin, { can_create_public_channel_group: { new: admins } }), ok({ can_create_public_channel_group: admins }));
+    assert.deepEqual(await patch(admin, { can_create_public_channel_group: { new: admins, old: admins } }), ok());
+    assert.deepEqual(await realmEvents(), [updateDict({ can_create_public_channel_group: admins })]);
+    assert.deepEqual(await state(['realm_can_create_public_channel_group']), { realm_can_create_public_channel_group: admins });
+    // The creation permission now applies.
+    const res = await t.api(t.users.hamlet, 'POST', '/channels/create', { name: 'by a member', subscribers: [] });
+    assert.deepEqual(res.body, err('Insufficient permission'));
+    assert.deepEqual(
+      await patch(admin, { can_create_public_channel_group: { new: groups['role:members'], old: groups['role:moderators'] } }, 400),
+      err("'old' value does not match the expected value.", 'EXPECTATION_MISMATCH'),
+    );
+    assert.deepEqual(await patch(admin, { can_create_public_channel_group: { new: groups['role:members'], old: admins } }), ok({
+      can_create_public_channel_group: groups['role:members'],
+    }));
+  });
+
+  it('an anonymous group of members and subgroups', async () => {
+    const { admin, hamlet } = t.users;
+    const value = { direct_members: [hamlet.id], direct_subgroups: [groups['role:moderators']] };
+    assert.deepEqual(await patch(admin, { can_move_messages_between_channels_group: { new: value } }), ok({ can_move_messages_between_channels_group: value }));
+    assert.deepEqual(await realmEvents(), [updateDict({ can_move_messages_between_channels_group: value })]);
+    assert.deepEqual(await state(['realm_can_move_messages_between_channels_group']), { realm_can_move_messages_between_channels_group: value });
+    // Compared as sets: the same members in another order is no change.
+    assert.deepEqual(
+      await patch(admin, { can_move_messages_between_channels_group: { new: { direct_members: [hamlet.id], direct_subgroups: [groups['role:moderators']] }, old: value } }),
+      ok(),
+    );
+    // One subgroup and no members is that group.
+    assert.deepEqual(
+      await patch(admin, { can_move_messages_between_channels_group: { new: { direct_members: [], direct_subgroups: [groups['role:members']] } } }),
+      ok({ can_move_messages_between_channels_group: groups['role:members'] }),
+    );
+  });
+
+  it("each setting's rules: system groups only, nobody, everyone, the allowed system groups", async () => {
+    const { admin, owner, hamlet } = t.users;
+    assert.deepEqual(
+      await patch(admin, { can_access_all_users_group: { new: { direct_members: [hamlet.id], direct_subgroups: [] } } }, 400),
+      err("'can_access_all_users_group' must be a system user group."),
+    );
+    assert.deepEqual(
+      await patch(admin, { can_create_web_public_channel_group: { new: groups['role:members'] } }, 400),
+      err("'can_create_web_public_channel_group' setting cannot be set to 'role:members' group."),
+    );
+    assert.deepEqual(
+      await patch(owner, { can_manage_all_groups: { new: groups['role:nobody'] } }, 400),
+      err("'can_manage_all_groups' setting cannot be set to 'role:nobody' group."),
+    );
+    assert.deepEqual(
+      await patch(admin, { can_add_subscribers_group: { new: groups['role:everyone'] } }, 400),
+      err("'can_add_subscribers_group' setting cannot be set to 'role:everyone' group."),
+    );
+    assert.deepEqual(
+      await patch(admin, { can_delete_own_message_group: { new: groups['role:internet'] } }, 400),
+      err("'can_delete_own_message_group' setting cannot be set to 'role:internet' group."),
+    );
+    assert.deepEqual(await patch(admin, { can_delete_own_message_group: { new: 99999 } }, 400), err('Invalid user group ID: 99999'));
+    assert.deepEqual(await patch(admin, { can_resolve_topics_group: '"x"' }, 400), err('can_resolve_topics_group is not a valid group setting value'));
+    assert.deepEqual(await realmEvents(), []);
+    // Owners change the owner-only ones.
+    assert.deepEqual(await patch(owner, { can_invite_users_group: { new: groups['role:administrators'] } }), ok({ can_invite_users_group: groups['role:administrators'] }));
+    assert.deepEqual(await realmEvents(), [updateDict({ can_invite_users_group: groups['role:administrators'] })]);
+  });
+});
