@@ -7,7 +7,7 @@ import { nowSeconds } from '../lib/clock';
 import { isUserInGroup, storeGroupSetting, type GroupSettingValue } from '../lib/groups';
 import { getRealmById, systemGroupId, type RealmRow } from '../lib/realm';
 import { renderPlain } from '../lib/render';
-import { realmExtraSettings } from '../lib/realm-settings';
+import { REALM_CHANNEL_SETTINGS, realmExtraSettings } from '../lib/realm-settings';
 import { invalidCharacterPosition } from '../lib/validate';
 import {
   canAccessStreamMetadata,
@@ -195,6 +195,17 @@ function claimAnnouncementSettings(app: App, realmId: number, streamId: number):
   });
 }
 
+/** Zulip's maybe_set_moderation_or_announcement_channels_none: an archived channel announces nothing. */
+function releaseAnnouncementSettings(app: App, realmId: number, streamId: number): void {
+  const extra = realmExtraSettings(getRealmById(app.db, realmId));
+  const released = REALM_CHANNEL_SETTINGS.filter((k) => extra[k] === streamId);
+  if (released.length === 0) return;
+  for (const k of released) extra[k] = -1;
+  stmt(app.db, 'UPDATE realm SET extra_settings = ? WHERE id = ?').run(JSON.stringify(extra), realmId);
+  const data = Object.fromEntries(released.map((k) => [k, -1]));
+  app.batch.onCommit(() => app.events.send({ type: 'realm', op: 'update_dict', property: 'default', data }, activeUserIds(app, realmId)));
+}
+
 /** Every active user who can see channel `s`: who hears about it. */
 export function streamViewers(app: App, s: StreamRow): number[] {
   return activeUserIds(app, s.realm_id).filter((uid) => {
@@ -323,6 +334,7 @@ export function doArchiveChannel(app: App, user: UserRow, streamId: number): voi
     const viewers = streamViewers(app, s);
     stmt(app.db, 'UPDATE stream SET deactivated = 1 WHERE id = ?').run(s.id);
     stmt(app.db, 'DELETE FROM default_stream WHERE stream_id = ?').run(s.id);
+    releaseAnnouncementSettings(app, user.realm_id, s.id);
     app.batch.onCommit(() => {
       const after = findStreamById(app.db, user.realm_id, s.id) as StreamRow;
       app.events.send({ type: 'stream', op: 'delete', streams: [formatStream(app.db, after)], stream_ids: [s.id] }, viewers);

@@ -171,10 +171,17 @@ describe('announce', () => {
     assert.deepEqual(off.body, { result: 'success', msg: '', new_stream_announcements_stream_id: -1 });
     await createChannel(t, hamlet, 'unannounced', [hamlet], { announce: true });
     assert.equal((await topicMessages(hamlet, general, 'new channels')).length, before);
-    // An archived announcements channel announces nothing either.
+    // Archiving the announcements channel turns the setting off (Zulip's
+    // maybe_set_moderation_or_announcement_channels_none), with one update_dict event.
     const news = await createChannel(t, admin, 'news', [admin]);
-    assert.equal((await t.api(admin, 'PATCH', '/realm', { new_stream_announcements_stream_id: news })).status, 200);
+    assert.equal((await t.api(admin, 'PATCH', '/realm', { new_stream_announcements_stream_id: news, signup_announcements_stream_id: news })).status, 200);
+    const q = await openQueue(hamlet, ['realm']);
     assert.equal((await t.api(admin, 'DELETE', `/streams/${news}`)).status, 200);
+    assert.deepEqual(await drain(hamlet, q.id), [
+      { type: 'realm', op: 'update_dict', property: 'default', data: { new_stream_announcements_stream_id: -1, signup_announcements_stream_id: -1 } },
+    ]);
+    const state = (await openQueue(hamlet)).state;
+    assert.deepEqual([state.realm_new_stream_announcements_stream_id, state.realm_signup_announcements_stream_id], [-1, -1]);
     await createChannel(t, hamlet, 'after archive', [hamlet], { announce: true });
     assert.equal((await topicMessages(admin, news, 'new channels')).length, 0);
     assert.equal((await t.api(admin, 'PATCH', '/realm', { new_stream_announcements_stream_id: general })).status, 200);
