@@ -24,6 +24,10 @@ export interface RealmChange {
   allow_message_editing?: boolean;
   default_language?: string;
   description?: string;
+  disallow_disposable_email_addresses?: boolean;
+  emails_restricted_to_domains?: boolean;
+  enable_spectator_access?: boolean;
+  invite_required?: boolean;
   mandatory_topics?: boolean;
   name?: string;
   send_channel_events_messages?: boolean;
@@ -32,6 +36,8 @@ export interface RealmChange {
   /** Raw: a positive number of seconds, or "unlimited". */
   message_content_delete_limit_seconds?: number | string;
   message_content_edit_limit_seconds?: number | string;
+  move_messages_within_stream_limit_seconds?: number | string;
+  move_messages_between_streams_limit_seconds?: number | string;
   /** Raw: a positive number of days, or "unlimited" (legacy "forever"). */
   message_retention_days?: number | string;
   new_stream_announcements_stream_id?: number;
@@ -39,6 +45,14 @@ export interface RealmChange {
   zulip_update_announcements_stream_id?: number;
   groupSettings?: Record<string, GroupSettingChange>;
 }
+
+/** Time limits: a positive number of seconds, or "unlimited" (null), in Zulip's order. */
+const TIME_LIMITS = [
+  'message_content_delete_limit_seconds',
+  'message_content_edit_limit_seconds',
+  'move_messages_within_stream_limit_seconds',
+  'move_messages_between_streams_limit_seconds',
+] as const;
 
 /** Settings Zulip announces in the update_dict format "due to their history" (do_set_realm_property). */
 const UPDATE_DICT_PROPERTIES = new Set(['allow_message_editing', 'message_content_edit_limit_seconds']);
@@ -114,9 +128,13 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
     }
     const groupChanges = Object.entries(change.groupSettings ?? {});
     if (groupChanges.some(([s]) => REALM_GROUP_SETTING_RULES[s]?.ownerOnly) && !isOwner(user)) throw errors.ownerRequired();
+    if (change.invite_required !== undefined && !isOwner(user)) throw errors.ownerRequired();
+    if ((change.emails_restricted_to_domains !== undefined || change.disallow_disposable_email_addresses !== undefined) && !isOwner(user)) {
+      throw errors.ownerRequired();
+    }
     if (change.waiting_period_threshold !== undefined && !isOwner(user)) throw errors.ownerRequired();
-    const deleteLimit = change.message_content_delete_limit_seconds === undefined ? undefined : parseTimeLimit('message_content_delete_limit_seconds', change.message_content_delete_limit_seconds);
-    const editLimit = change.message_content_edit_limit_seconds === undefined ? undefined : parseTimeLimit('message_content_edit_limit_seconds', change.message_content_edit_limit_seconds);
+    const limit = (name: (typeof TIME_LIMITS)[number]) => (change[name] === undefined ? undefined : parseTimeLimit(name, change[name] as number | string));
+    const limits = TIME_LIMITS.map((name) => [name, limit(name)] as const);
 
     const data: Record<string, unknown> = {};
     const events: Record<string, unknown>[] = [];
@@ -144,20 +162,26 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
     };
 
     // "unlimited" time limits first: Zulip sets them before the other settings.
-    if (deleteLimit === null) setColumn('message_content_delete_limit_seconds', null);
-    if (editLimit === null) setColumn('message_content_edit_limit_seconds', null);
+    for (const [name, value] of limits) if (value === null) setColumn(name, null);
     // The other settings in the order of Zulip's parameters, then its locals.
-    if (change.allow_message_editing !== undefined) setColumn('allow_message_editing', change.allow_message_editing, change.allow_message_editing ? 1 : 0);
+    const setBool = (name: keyof RealmChange & string) => {
+      const v = change[name];
+      if (typeof v === 'boolean') setColumn(name, v, v ? 1 : 0);
+    };
+    setBool('allow_message_editing');
     if (change.default_language !== undefined) setColumn('default_language', change.default_language);
     if (change.description !== undefined) setColumn('description', change.description);
-    if (change.mandatory_topics !== undefined) setColumn('mandatory_topics', change.mandatory_topics, change.mandatory_topics ? 1 : 0);
+    setBool('disallow_disposable_email_addresses');
+    setBool('emails_restricted_to_domains');
+    setBool('enable_spectator_access');
+    setBool('invite_required');
+    setBool('mandatory_topics');
     if (change.name !== undefined) setColumn('name', change.name);
     if (change.send_channel_events_messages !== undefined) setExtra('send_channel_events_messages', change.send_channel_events_messages, true);
     if (change.waiting_period_threshold !== undefined) setColumn('waiting_period_threshold', change.waiting_period_threshold);
     if (change.welcome_message_custom_text !== undefined) setColumn('welcome_message_custom_text', change.welcome_message_custom_text);
     if (retention !== undefined) setColumn('message_retention_days', retention, retention === -1 ? null : retention, retention);
-    if (deleteLimit !== undefined && deleteLimit !== null) setColumn('message_content_delete_limit_seconds', deleteLimit);
-    if (editLimit !== undefined && editLimit !== null) setColumn('message_content_edit_limit_seconds', editLimit);
+    for (const [name, value] of limits) if (value !== undefined && value !== null) setColumn(name, value);
 
     // Group settings, in Zulip's REALM_PERMISSION_GROUP_SETTINGS order.
     const now = nowSeconds(app.clock);

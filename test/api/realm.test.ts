@@ -151,6 +151,49 @@ describe('PATCH /realm: simple settings', () => {
   });
 });
 
+describe('PATCH /realm: sign-up and moving settings', () => {
+  it('invite_required, emails_restricted_to_domains, disallow_disposable_email_addresses (owners); enable_spectator_access', async () => {
+    const { admin, owner } = t.users;
+    const ownerOnly = err('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL');
+    for (const s of ['invite_required', 'emails_restricted_to_domains', 'disallow_disposable_email_addresses']) {
+      assert.deepEqual(await patch(admin, { [s]: false }, 400), ownerOnly, s);
+    }
+    assert.deepEqual(
+      await patch(owner, { invite_required: false, emails_restricted_to_domains: true, disallow_disposable_email_addresses: false, enable_spectator_access: true }),
+      ok({ disallow_disposable_email_addresses: false, emails_restricted_to_domains: true, enable_spectator_access: true, invite_required: false }),
+    );
+    assert.deepEqual(await realmEvents(), [
+      update('disallow_disposable_email_addresses', false),
+      update('emails_restricted_to_domains', true),
+      update('enable_spectator_access', true),
+      update('invite_required', false),
+    ]);
+    const keys = ['realm_invite_required', 'realm_emails_restricted_to_domains', 'realm_disallow_disposable_email_addresses', 'realm_enable_spectator_access'];
+    assert.deepEqual(await state(keys), {
+      realm_invite_required: false,
+      realm_emails_restricted_to_domains: true,
+      realm_disallow_disposable_email_addresses: false,
+      realm_enable_spectator_access: true,
+    });
+    await patch(owner, { invite_required: true, emails_restricted_to_domains: false, disallow_disposable_email_addresses: true, enable_spectator_access: false });
+  });
+
+  it('move_messages_within_stream_limit_seconds and move_messages_between_streams_limit_seconds', async () => {
+    const { admin } = t.users;
+    assert.deepEqual(
+      await patch(admin, { move_messages_within_stream_limit_seconds: 'unlimited', move_messages_between_streams_limit_seconds: 60 }),
+      ok({ move_messages_within_stream_limit_seconds: null, move_messages_between_streams_limit_seconds: 60 }),
+    );
+    assert.deepEqual(await realmEvents(), [update('move_messages_within_stream_limit_seconds', null), update('move_messages_between_streams_limit_seconds', 60)]);
+    assert.deepEqual(await state(['realm_move_messages_within_stream_limit_seconds', 'realm_move_messages_between_streams_limit_seconds']), {
+      realm_move_messages_within_stream_limit_seconds: null,
+      realm_move_messages_between_streams_limit_seconds: 60,
+    });
+    assert.deepEqual(await patch(admin, { move_messages_between_streams_limit_seconds: 0 }, 400), err("Bad value for 'move_messages_between_streams_limit_seconds': 0"));
+    await patch(admin, { move_messages_within_stream_limit_seconds: 604800, move_messages_between_streams_limit_seconds: 604800 });
+  });
+});
+
 describe('PATCH /realm: channel settings', () => {
   it('new_stream_announcements_stream_id, signup_announcements_stream_id, zulip_update_announcements_stream_id', async () => {
     const { admin, hamlet } = t.users;
