@@ -2,13 +2,10 @@
 // "subscribed you" direct messages): the announcement in the organization's new-channel announcements
 // channel when the creator asked for one, and the "channel events" message in each new channel.
 import type { App } from '../app';
-import { stmt } from '../db/stmt';
-import { JsonableError } from '../http/errors';
 import { realmChannel, sendsChannelEventsMessages } from '../lib/realm-settings';
 import { findStreamById, type StreamRow } from '../lib/streams';
 import type { UserRow } from '../lib/users';
-import { FLAG } from '../lib/narrow';
-import { doSendMessage, doUpdateFlags } from './messages';
+import { doSendMessage } from './messages';
 import { notificationBot } from './system-bots';
 
 /** Zulip's Realm.STREAM_EVENTS_NOTIFICATION_TOPIC_NAME. */
@@ -49,10 +46,8 @@ export function channelCreatedMessage(creator: UserRow, s: StreamRow): string {
  * events" message in each new channel unless the organization turned those off. As in Zulip, the
  * creator has them already read. Returns the ids sent.
  *
- * zulip-compat: Zulip's system bots may post anywhere; Parley's send action applies a channel's access
- * and posting rules to Notification Bot too, so a message the bot may not post (a private channel it
- * is not subscribed to, a restricted can_send_message_group or can_create_topic_group) is left out
- * instead of failing the creation.
+ * Notification Bot posts as a system bot (SendRequest.system), so private channels and restricted
+ * posting or topic-creation settings do not stop it, as for Zulip's cross-realm bots.
  */
 export function sendNewChannelMessages(app: App, creator: UserRow, created: StreamRow[], announce: boolean): number[] {
   if (created.length === 0) return [];
@@ -71,20 +66,17 @@ export function sendNewChannelMessages(app: App, creator: UserRow, created: Stre
     }
     if (sends.length === 0) return [];
     const bot = notificationBot(app, realmId);
-    const ids: number[] = [];
-    for (const m of sends) {
-      try {
-        ids.push(doSendMessage(app, bot, { to: { kind: 'channel', streamId: m.streamId, topic: m.topic }, content: m.content, client: 'Internal' }).id);
-      } catch (err) {
-        if (!(err instanceof JsonableError)) throw err;
-      }
-    }
-    // Zulip's mark_as_read=[acting user]: only messages the creator received.
-    const unread = ids.filter((id) => {
-      const row = stmt(app.db, 'SELECT flags FROM usermessage WHERE user_id = ? AND message_id = ?').get(creator.id, id) as { flags: number } | undefined;
-      return row !== undefined && (row.flags & FLAG.read) === 0;
-    });
-    if (unread.length) doUpdateFlags(app, creator, unread, 'read', 'add');
-    return ids;
+    // Zulip's mark_as_read=[acting user]: the creator has them read from the start (the flag is set
+    // where they have a row, so the message event already says read).
+    return sends.map(
+      (m) =>
+        doSendMessage(app, bot, {
+          to: { kind: 'channel', streamId: m.streamId, topic: m.topic },
+          content: m.content,
+          client: 'Internal',
+          system: true,
+          readBy: [creator.id],
+        }).id,
+    );
   });
 }

@@ -136,6 +136,13 @@ export interface SendRequest {
   readBySender?: boolean;
   localId?: string;
   queueId?: string;
+  /**
+   * A system bot's message (Notification Bot): like Zulip's cross-realm bots it may post in any
+   * channel of the organization, whatever the channel's access and posting rules.
+   */
+  system?: boolean;
+  /** Users who have the message already read (Zulip's mark_as_read; the sender is separate: readBySender). */
+  readBy?: readonly number[];
 }
 
 /** Mention flag bits each recipient gets from the rendered content. */
@@ -164,7 +171,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     let stream: StreamRow | null = null;
     if (req.to.kind === 'channel') {
       stream = channelForSend(app, sender, req.to);
-      checkCanSendToChannel(app, sender, stream);
+      if (!req.system) checkCanSendToChannel(app, sender, stream);
       if (req.to.topic === undefined && realm.mandatory_topics) throw errors.badRequest('Missing topic');
       topic = normalizeTopic(req.to.topic ?? '', realm);
       const policy = effectiveTopicsPolicy(stream, realm);
@@ -173,7 +180,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
       }
       if (policy === 'empty_topic_only' && topic !== '') throw errors.badRequest('Only the general chat topic is allowed in this channel.');
       const topicExists = stmt(app.db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? LIMIT 1').get(stream.id, topicKey(topic));
-      if (!topicExists && !isUserInGroup(app.db, sender.id, stream.can_create_topic_group)) {
+      if (!topicExists && !req.system && !isUserInGroup(app.db, sender.id, stream.can_create_topic_group)) {
         throw errors.badRequest('You do not have permission to create new topics in this channel.');
       }
       streamId = stream.id;
@@ -182,7 +189,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
       recipients = directParticipants(app, sender, req.to).map((u) => u.id);
     }
     const rendered = renderMessage(app, sender.realm_id, content);
-    if ((rendered.wildcardChannel || rendered.wildcardTopic) && stream && recipients.length > WILDCARD_MENTION_THRESHOLD) {
+    if ((rendered.wildcardChannel || rendered.wildcardTopic) && stream && !req.system && recipients.length > WILDCARD_MENTION_THRESHOLD) {
       if (!isUserInGroup(app.db, sender.id, realm.can_mention_many_users_group as number)) {
         throw rendered.wildcardChannel
           ? new JsonableError('You do not have permission to use channel wildcard mentions in this channel.', { code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED' })
@@ -222,6 +229,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     // flags differ: mentioned users and the sender.
     stmt(app.db, 'INSERT OR IGNORE INTO usermessage (user_id, message_id, flags) SELECT value, ?, ? FROM json_each(?)').run(id, base, JSON.stringify(all));
     if (readBySender) mentions.set(sender.id, (mentions.get(sender.id) ?? 0) | FLAG.read);
+    for (const uid of req.readBy ?? []) mentions.set(uid, (mentions.get(uid) ?? 0) | FLAG.read);
     // has_alert_word, and already read for users who muted the sender (src/actions/alert-words.ts).
     for (const [uid, bits] of sendTimeFlags(app, sender, content, all)) mentions.set(uid, (mentions.get(uid) ?? 0) | bits);
     const setFlags = stmt(app.db, 'UPDATE usermessage SET flags = flags | ? WHERE user_id = ? AND message_id = ?');

@@ -121,7 +121,8 @@ describe('announce', () => {
     const created = `**Public** channel created by ${mention(hamlet)}. **Description:**\n\`\`\`\` quote\n*No description.*\n\`\`\`\``;
     assert.deepEqual(await topicMessages(hamlet, design, 'channel events'), [notice(design, 'channel events', created, ['read'])]);
 
-    // Othello (in #general only) gets the announcement; Hamlet gets both, then both marked read.
+    // Othello (in #general only) gets the announcement; Hamlet gets both, already read (no separate
+    // flags event: the rows are written read, as Zulip's mark_as_read).
     const ofOthello = await drain(othello, qo.id);
     assert.deepEqual(
       ofOthello.map((e) => [e.type, e.message.subject, e.message.stream_id, e.flags]),
@@ -133,9 +134,8 @@ describe('announce', () => {
     assert.deepEqual(
       ofHamlet.map((e) => (e.type === 'message' ? ['message', e.message.subject, e.flags] : e)),
       [
-        ['message', 'new channels', []],
-        ['message', 'channel events', []],
-        { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: [annId, createdId], all: false },
+        ['message', 'new channels', ['read']],
+        ['message', 'channel events', ['read']],
       ],
     );
   });
@@ -193,10 +193,16 @@ describe('announce', () => {
     assert.deepEqual(await topicMessages(othello, id, 'channel events'), [
       notice(id, 'channel events', `**Public** channel created by ${mention(hamlet)}. **Description:**\n\`\`\`\` quote\n*No description.*\n\`\`\`\``, []),
     ]);
-    // zulip-compat (src/actions/channel-notices.ts): Notification Bot is not subscribed to a private
-    // channel, and Parley's send action refuses it there, so a private channel starts empty.
+    // Notification Bot posts as a system bot: a private channel it is not subscribed to gets its
+    // message too (as Zulip's cross-realm bots), and so does one where only the owner may post.
     const secret = await createChannel(t, hamlet, 'secret', [hamlet], { invite_only: true, history_public_to_subscribers: true });
-    assert.deepEqual(await topicMessages(hamlet, secret, 'channel events'), []);
+    assert.deepEqual(await topicMessages(hamlet, secret, 'channel events'), [
+      notice(secret, 'channel events', `**Private, shared history** channel created by ${mention(hamlet)}. **Description:**\n\`\`\`\` quote\n*No description.*\n\`\`\`\``, ['read']),
+    ]);
+    const quiet = await createChannel(t, hamlet, 'owner posts only', [hamlet], {
+      can_send_message_group: { direct_members: [t.users.owner.id], direct_subgroups: [] },
+    });
+    assert.equal((await topicMessages(hamlet, quiet, 'channel events')).length, 1);
   });
 
   it('a channel that allows only the empty topic gets its message there', async () => {
