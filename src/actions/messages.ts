@@ -198,6 +198,26 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     }
     // ---- checks are over: changes from here on ----
     if (stream === null) directGroupId = directGroupFor(app.db, sender.realm_id, recipients);
+    // The row as stored, kept for the message event (announced after the commit without reading it back).
+    const row: MessageRow = {
+      id: 0,
+      realm_id: sender.realm_id,
+      sender_id: sender.id,
+      stream_id: streamId,
+      direct_group_id: directGroupId,
+      topic,
+      topic_key: topicKey(topic),
+      content,
+      rendered_content: rendered.html,
+      date_sent: now,
+      last_edit_time: null,
+      last_moved_time: null,
+      edit_history: null,
+      has_link: rendered.hasLink ? 1 : 0,
+      has_image: rendered.hasImage ? 1 : 0,
+      has_attachment: rendered.hasAttachment ? 1 : 0,
+      client: req.client ?? 'API',
+    };
     const id = Number(
       stmt(
         app.db,
@@ -205,21 +225,22 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
            has_link, has_image, has_attachment, client)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
-        sender.realm_id,
-        sender.id,
-        streamId,
-        directGroupId,
-        topic,
-        topicKey(topic),
-        content,
-        rendered.html,
-        now,
-        rendered.hasLink ? 1 : 0,
-        rendered.hasImage ? 1 : 0,
-        rendered.hasAttachment ? 1 : 0,
-        req.client ?? 'API',
+        row.realm_id,
+        row.sender_id,
+        row.stream_id,
+        row.direct_group_id,
+        row.topic,
+        row.topic_key,
+        row.content,
+        row.rendered_content,
+        row.date_sent,
+        row.has_link,
+        row.has_image,
+        row.has_attachment,
+        row.client,
       ).lastInsertRowid,
     );
+    row.id = id;
     stmt(app.db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(id, topic, content);
     const mentions = mentionBits(app, rendered, recipients);
     const base = directGroupId !== null ? FLAG.is_private : 0;
@@ -241,7 +262,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     // The flags just written, so the announcement needs no second look at the rows.
     const flagsWritten = new Map(all.map((uid) => [uid, base | (mentions.get(uid) ?? 0)]));
     app.batch.onCommit(() => {
-      announceMessage(app, id, flagsWritten, { localId: req.localId, queueId: req.queueId, senderId: sender.id });
+      announceMessage(app, row, flagsWritten, { localId: req.localId, queueId: req.queueId, senderId: sender.id });
       queueMessagePush(app, id, flagsWritten); // returns at once; the work runs on a later turn
     });
     return { id };
@@ -261,13 +282,11 @@ function linkUploads(app: App, sender: UserRow, messageId: number, r: RenderResu
 /** Sends the message event to every recipient with their own flags. */
 function announceMessage(
   app: App,
-  id: number,
+  m: MessageRow,
   flags: Map<number, number>,
   echo: { localId?: string; queueId?: string; senderId: number },
 ): void {
-  const m = findMessage(app.db, app.realmId(), id);
-  if (!m) return;
-  const [message] = formatMessages(app.db, [m], { applyMarkdown: true, clientGravatar: false });
+  const [message] = formatMessages(app.db, [m], { applyMarkdown: true, clientGravatar: false, fresh: true });
   const flagsByUser: Record<number, string[]> = {};
   // Most recipients share the same flags: name each distinct bit set once.
   const names = new Map<number, string[]>();

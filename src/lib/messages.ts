@@ -62,6 +62,8 @@ interface SenderInfo {
 export interface FormatOptions {
   applyMarkdown: boolean;
   clientGravatar: boolean;
+  /** The messages were just sent: they cannot have reactions yet (spares the query). */
+  fresh?: boolean;
 }
 
 /** Participants of a direct-message conversation, as display_recipient lists them. */
@@ -106,7 +108,7 @@ export function loadMessages(db: Db, ids: number[]): MessageRow[] {
 
 /** Message objects without per-user flags (events add flags per recipient). */
 export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions): Record<string, unknown>[] {
-  const reactions = reactionsOf(db, rows.map((r) => r.id));
+  const reactions = opts.fresh ? new Map<number, Record<string, unknown>[]>() : reactionsOf(db, rows.map((r) => r.id));
   const senders = new Map<number, SenderInfo>();
   const streamNames = new Map<number, string>();
   const recipients = new Map<number, ReturnType<typeof directRecipients>>();
