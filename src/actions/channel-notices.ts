@@ -1,12 +1,19 @@
-// Notification Bot's messages about new channels (Zulip's send_messages_for_new_subscribers, minus the
-// "subscribed you" direct messages): the announcement in the organization's new-channel announcements
-// channel when the creator asked for one, and the "channel events" message in each new channel.
+// Notification Bot's messages about new subscriptions and channels (Zulip's send_messages_for_new_subscribers):
+// the "subscribed you" direct messages to users someone else subscribed, the announcement in the
+// organization's new-channel announcements channel when the creator asked for one, and the "channel
+// events" message in each new channel.
 import type { App } from '../app';
 import { realmChannel, sendsChannelEventsMessages } from '../lib/realm-settings';
 import { findStreamById, type StreamRow } from '../lib/streams';
-import type { UserRow } from '../lib/users';
+import { isBot, type UserRow } from '../lib/users';
 import { doSendMessage } from './messages';
 import { notificationBot } from './system-bots';
+
+/**
+ * Zulip's settings.MAX_BULK_NEW_SUBSCRIPTION_MESSAGES: above this many newly subscribed users in one
+ * request, nobody gets a "subscribed you" direct message (POST /register's max_bulk_new_subscription_messages).
+ */
+export const MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100;
 
 /** Zulip's Realm.STREAM_EVENTS_NOTIFICATION_TOPIC_NAME. */
 export const CHANNEL_EVENTS_TOPIC = 'channel events';
@@ -38,6 +45,45 @@ export function newChannelsAnnouncement(creator: UserRow, created: StreamRow[]):
 export function channelCreatedMessage(creator: UserRow, s: StreamRow): string {
   const description = s.description === '' ? '*No description.*' : s.description;
   return `**${policyName(s)}** channel created by ${silentMention(creator)}. **Description:**\n\`\`\`\` quote\n${description}\n\`\`\`\``;
+}
+
+/** Zulip's you_were_just_subscribed_message: the channel names sorted, one or a bulleted list. */
+export function youWereJustSubscribedMessage(actor: UserRow, channelNames: string[]): string {
+  const names = [...channelNames].sort();
+  if (names.length === 1) return `${silentMention(actor)} subscribed you to #**${names[0]}**.`;
+  return `${silentMention(actor)} subscribed you to the following channels:\n\n${names.map((n) => `* #**${n}**\n`).join('')}`;
+}
+
+/**
+ * The "subscribed you" direct messages from Notification Bot to each user `actor` newly subscribed
+ * (Zulip's send_user_subscribed_direct_messages): not to the actor, not to bots, and not about the
+ * channels this request created (the channel events message covers those). Returns the ids sent.
+ */
+export function sendSubscribedYouMessages(
+  app: App,
+  actor: UserRow,
+  newSubscriptions: { user: UserRow; channelNames: string[] }[],
+  created: StreamRow[],
+): number[] {
+  const createdNames = new Set(created.map((s) => s.name));
+  const sends = newSubscriptions
+    .filter(({ user }) => user.id !== actor.id && !isBot(user))
+    .map(({ user, channelNames }) => ({ user, names: [...new Set(channelNames)].filter((n) => !createdNames.has(n)) }))
+    .filter(({ names }) => names.length > 0);
+  if (sends.length === 0) return [];
+  return app.batch.write(() => {
+    const bot = notificationBot(app, actor.realm_id);
+    return sends.map(
+      ({ user, names }) =>
+        doSendMessage(app, bot, {
+          to: { kind: 'direct', userIds: [user.id] },
+          content: youWereJustSubscribedMessage(actor, names),
+          client: 'Internal',
+          system: true,
+          readBy: [actor.id],
+        }).id,
+    );
+  });
 }
 
 /**

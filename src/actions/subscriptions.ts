@@ -20,7 +20,7 @@ import {
 import { findUserByEmail, findUserById, isAdmin, isGuest, type UserRow } from '../lib/users';
 import { checkCreateChannel, checkStreamName, doCreateChannel, type ChannelSpec } from './streams';
 import { activeUserIds } from './users';
-import { sendNewChannelMessages } from './channel-notices';
+import { MAX_BULK_NEW_SUBSCRIPTION_MESSAGES, sendNewChannelMessages, sendSubscribedYouMessages } from './channel-notices';
 
 // Zulip's palette for new subscriptions.
 const STREAM_COLORS = [
@@ -77,12 +77,19 @@ export interface SubscribeRequest {
   channelSpec: Omit<ChannelSpec, 'name' | 'description'>;
   /** Notification Bot announces the channels this request creates (see sendNewChannelMessages). */
   announce?: boolean;
+  /**
+   * Zulip's send_new_subscription_messages: Notification Bot tells the other users this request
+   * subscribes (when not too many); undefined or false sends nothing and leaves
+   * new_subscription_messages_sent out of the result.
+   */
+  sendNewSubscriptionMessages?: boolean;
 }
 
 export interface SubscribeResult {
   subscribed: Record<string, string[]>;
   already_subscribed: Record<string, string[]>;
   unauthorized?: string[];
+  new_subscription_messages_sent?: boolean;
 }
 
 /** POST /users/me/subscriptions. */
@@ -129,6 +136,15 @@ export function doSubscribe(app: App, actor: UserRow, req: SubscribeRequest): Su
     }
     if (!req.authorizationErrorsFatal) result.unauthorized = unauthorized;
     app.batch.onCommit(() => announceSubscriptionChanges(app, actor.realm_id, added, 'add'));
+    if (req.sendNewSubscriptionMessages) {
+      // zulip-compat: the answer says whether the request was small enough for the messages, not
+      // whether anyone needed one (a request subscribing only its sender answers true).
+      const newlySubscribed = targets.filter((u) => result.subscribed[u.id] !== undefined);
+      result.new_subscription_messages_sent = newlySubscribed.length <= MAX_BULK_NEW_SUBSCRIPTION_MESSAGES;
+      if (result.new_subscription_messages_sent) {
+        sendSubscribedYouMessages(app, actor, newlySubscribed.map((user) => ({ user, channelNames: result.subscribed[user.id] })), created);
+      }
+    }
     // After the subscriptions, so the new channels' first subscribers receive their first message.
     sendNewChannelMessages(app, actor, created, req.announce ?? false);
     return result;

@@ -122,7 +122,9 @@ export function doUpdateSubscriptions(
 ): UpdateSubscriptionsResult {
   if (add.length === 0 && remove.length === 0) throw errors.badRequest('Nothing to do. Specify at least one of "add" or "delete".');
   return app.batch.write(() => {
-    const subscribed = doSubscribe(app, user, { streams: add, principals: null, authorizationErrorsFatal: true, channelSpec: {} });
+    // zulip-compat: Zulip calls its POST view with the defaults, so send_new_subscription_messages is
+    // true and the answer carries new_subscription_messages_sent (only the user themself is subscribed).
+    const subscribed = doSubscribe(app, user, { streams: add, principals: null, authorizationErrorsFatal: true, channelSpec: {}, sendNewSubscriptionMessages: true });
     const removed = doUnsubscribe(app, user, remove, null);
     return { ...subscribed, ...removed };
   });

@@ -249,8 +249,9 @@ export const channelRoutes = [
           authorizationErrorsFatal: params.authorization_errors_fatal,
           channelSpec: channelSpecFrom(params as ChannelOptionValues),
           announce: params.announce,
+          sendNewSubscriptionMessages: params.send_new_subscription_messages,
         });
-        return { ...result, new_subscription_messages_sent: false };
+        return { ...result };
       });
     },
   }),

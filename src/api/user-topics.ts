@@ -53,9 +53,8 @@ export const userTopicRoutes: AnyRoute[] = [
       delete: p.json(v.array(zStr())).default([]),
     },
     handle({ app, user, params }) {
-      const result = doUpdateSubscriptions(app, user, params.add, params.delete);
       // zulip-compat: as POST /users/me/subscriptions (Zulip 11 composes its answer into this one).
-      return { ...result, new_subscription_messages_sent: false };
+      return { ...doUpdateSubscriptions(app, user, params.add, params.delete) };
     },
   }),
 ];

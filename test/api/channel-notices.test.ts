@@ -5,6 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { createChannel, err } from '../helpers/chat';
+import { doCreateUser } from '../../src/actions/users';
+import { ROLE } from '../../src/lib/roles';
 
 let t: TestServer;
 before(async () => {
@@ -151,7 +153,7 @@ describe('announce', () => {
       msg: '',
       subscribed: { [othello.id]: ['alpha', 'beta'] },
       already_subscribed: { [othello.id]: ['general'] },
-      new_subscription_messages_sent: false,
+      new_subscription_messages_sent: true,
     });
     const [ann] = (await topicMessages(othello, general, 'new channels')).slice(-1);
     assert.deepEqual(ann, notice(general, 'new channels', `${mention(othello)} created the following channels: #**alpha**, #**beta**.`, ['read']));
@@ -231,5 +233,101 @@ describe('announce', () => {
     const dup = await t.api(hamlet, 'POST', '/channels/create', { name: 'design', subscribers: [], announce: true });
     assert.equal(dup.status, 409);
     assert.equal((await topicMessages(hamlet, general, 'new channels')).length, before);
+  });
+});
+
+describe('POST /users/me/subscriptions subscribing other users: "subscribed you" direct messages', () => {
+  /** The direct messages between `user` and Notification Bot, raw. */
+  async function botDirectMessages(user: TestUser) {
+    const res = await t.api(user, 'GET', '/messages', {
+      anchor: 'oldest',
+      num_before: 0,
+      num_after: 200,
+      apply_markdown: false,
+      narrow: [{ operator: 'dm', operand: [botEmail] }],
+    });
+    assert.equal(res.status, 200, res.text);
+    return res.body.messages.map((m: Ev) => ({ sender_email: m.sender_email, type: m.type, content: m.content, client: m.client, flags: m.flags }));
+  }
+  const dm = (content: string, flags: string[] = []) => ({ sender_email: botEmail, type: 'private', content, client: 'Internal', flags });
+
+  it('tells each other human user about the existing channels: not the actor, not bots, not about channels just created', async () => {
+    const { hamlet, othello, bot, moderator } = t.users;
+    await createChannel(t, hamlet, 'lounge', [hamlet]);
+    await createChannel(t, hamlet, 'kitchen', [hamlet]);
+    const qo = await openQueue(othello, ['message']);
+    const qh = await openQueue(hamlet, ['message']);
+    const res = await t.api(hamlet, 'POST', '/users/me/subscriptions', {
+      subscriptions: [{ name: 'lounge' }, { name: 'kitchen' }, { name: 'attic' }],
+      principals: [othello.id, bot.id, hamlet.id],
+    });
+    assert.deepEqual(res.body, {
+      result: 'success',
+      msg: '',
+      subscribed: { [othello.id]: ['lounge', 'kitchen', 'attic'], [bot.id]: ['lounge', 'kitchen', 'attic'], [hamlet.id]: ['attic'] },
+      already_subscribed: { [hamlet.id]: ['lounge', 'kitchen'] },
+      new_subscription_messages_sent: true,
+    });
+    // Stored without the trailing newline (message content is stripped, as in Zulip).
+    const listed = `${mention(hamlet)} subscribed you to the following channels:\n\n* #**kitchen**\n* #**lounge**`;
+    assert.deepEqual(await botDirectMessages(othello), [dm(listed)]);
+    assert.deepEqual(await botDirectMessages(hamlet), []);
+    assert.deepEqual(await botDirectMessages(bot), []);
+    // Over the wire: Othello's message event (unread, a direct message); Hamlet gets the new channel's
+    // "channel events" message only.
+    const ofOthello = (await drain(othello, qo.id)).filter((e) => e.message.type === 'private');
+    assert.deepEqual(
+      ofOthello.map((e) => [e.message.sender_email, e.message.display_recipient.map((r: Ev) => r.id).sort(), e.flags]),
+      [[botEmail, [othello.id, ofOthello[0].message.sender_id].sort(), []]],
+    );
+    assert.equal(ofOthello[0].message.content, listed); // the queue was registered without apply_markdown
+    assert.deepEqual(
+      (await drain(hamlet, qh.id)).map((e) => [e.message.type, e.message.subject]),
+      [['stream', 'channel events']],
+    );
+
+    // One channel: the short form. An admin subscribing a moderator.
+    const one = await t.api(t.users.admin, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'lounge' }], principals: [moderator.email] });
+    assert.equal(one.body.new_subscription_messages_sent, true);
+    assert.deepEqual(await botDirectMessages(moderator), [dm(`${mention(t.users.admin)} subscribed you to #**lounge**.`)]);
+  });
+
+  it('send_new_subscription_messages=false: no messages and no new_subscription_messages_sent', async () => {
+    const { hamlet, admin } = t.users;
+    await createChannel(t, admin, 'cellar', [admin]);
+    const before = (await botDirectMessages(hamlet)).length;
+    const res = await t.api(admin, 'POST', '/users/me/subscriptions', {
+      subscriptions: [{ name: 'cellar' }],
+      principals: [hamlet.id],
+      send_new_subscription_messages: false,
+    });
+    assert.deepEqual(res.body, { result: 'success', msg: '', subscribed: { [hamlet.id]: ['cellar'] }, already_subscribed: {} });
+    assert.equal((await botDirectMessages(hamlet)).length, before);
+  });
+
+  it('nobody is told when more than max_bulk_new_subscription_messages users are newly subscribed', async () => {
+    const { admin, hamlet } = t.users;
+    const q = await openQueue(admin, ['message']);
+    assert.equal(q.state.max_bulk_new_subscription_messages ?? 100, 100);
+    const realmId = (t.app.db.prepare('SELECT realm_id FROM user WHERE id = ?').get(admin.id) as { realm_id: number }).realm_id;
+    const crowd: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      crowd.push(doCreateUser(t.app, { realmId, email: `crowd${i}@example.com`, password: null, fullName: `Crowd ${i}`, role: ROLE.MEMBER, acting: null }).userId);
+    }
+    t.app.batch.commit();
+    await createChannel(t, admin, 'stadium', [admin]);
+    await createChannel(t, admin, 'arena', [admin]);
+    const count = () => (t.app.db.prepare('SELECT count(*) AS n FROM message WHERE direct_group_id IS NOT NULL').get() as { n: number }).n;
+    const before = count();
+    // 101 new subscribers (Hamlet and the crowd): no messages, and the answer says so.
+    const big = await t.api(admin, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'stadium' }], principals: [hamlet.id, ...crowd] });
+    assert.equal(Object.keys(big.body.subscribed).length, 101);
+    assert.equal(big.body.new_subscription_messages_sent, false);
+    assert.equal(count(), before);
+    // The same crowd and the admin (already subscribed) to the other channel: 100 new, all told.
+    const fits = await t.api(admin, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'arena' }], principals: [admin.id, ...crowd] });
+    assert.equal(Object.keys(fits.body.subscribed).length, 100);
+    assert.equal(fits.body.new_subscription_messages_sent, true);
+    assert.equal(count(), before + 100);
   });
 });

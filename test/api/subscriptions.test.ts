@@ -67,7 +67,7 @@ describe('POST /users/me/subscriptions', () => {
       ...SUCCESS,
       subscribed: { [u.hamlet.id]: ['made-by-subscribing'] },
       already_subscribed: {},
-      new_subscription_messages_sent: false,
+      new_subscription_messages_sent: true,
     });
     const id = (await t.api(u.hamlet, 'GET', '/get_stream_id', { stream: 'made-by-subscribing' })).body.stream_id;
     assert.equal((await t.api(u.hamlet, 'GET', `/streams/${id}`)).body.stream.description, 'hi');
@@ -76,7 +76,7 @@ describe('POST /users/me/subscriptions', () => {
       ...SUCCESS,
       subscribed: {},
       already_subscribed: { [u.hamlet.id]: ['made-by-subscribing'] },
-      new_subscription_messages_sent: false,
+      new_subscription_messages_sent: true,
     });
   });
 
@@ -91,7 +91,7 @@ describe('POST /users/me/subscriptions', () => {
       ...SUCCESS,
       subscribed: { [u.othello.id]: ['principals'], [u.moderator.id]: ['principals'] },
       already_subscribed: {},
-      new_subscription_messages_sent: false,
+      new_subscription_messages_sent: true,
     });
     const byEmail = await t.api(u.hamlet, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'principals' }], principals: [u.bot.email] });
     assert.deepEqual(byEmail.body.subscribed, { [u.bot.id]: ['principals'] });
@@ -115,7 +115,7 @@ describe('POST /users/me/subscriptions', () => {
       subscribed: {},
       already_subscribed: { [u.othello.id]: ['sub-list'] },
       unauthorized: ['locked'],
-      new_subscription_messages_sent: false,
+      new_subscription_messages_sent: true,
     });
   });
 

@@ -224,7 +224,7 @@ describe('PATCH /users/me/subscriptions', () => {
       already_subscribed: { [othello.id]: ['bulk keep'] },
       removed: ['bulk leave', 'topics pub'],
       not_removed: [],
-      new_subscription_messages_sent: false,
+      new_subscription_messages_sent: true,
     });
     const events = await q.next();
     const idOf = (name: string) => (t.app.db.prepare('SELECT id FROM stream WHERE name = ?').get(name) as { id: number }).id;
@@ -245,7 +245,7 @@ describe('PATCH /users/me/subscriptions', () => {
   it('delete only and add only; not subscribed goes to not_removed', async () => {
     const { othello } = t.users;
     let res = await t.api(othello, 'PATCH', '/users/me/subscriptions', { delete: ['bulk leave'] });
-    assert.deepEqual(res.body, { ...SUCCESS, subscribed: {}, already_subscribed: {}, removed: [], not_removed: ['bulk leave'], new_subscription_messages_sent: false });
+    assert.deepEqual(res.body, { ...SUCCESS, subscribed: {}, already_subscribed: {}, removed: [], not_removed: ['bulk leave'], new_subscription_messages_sent: true });
     res = await t.api(othello, 'PATCH', '/users/me/subscriptions', { add: [{ name: 'bulk leave' }] });
     assert.deepEqual(res.body, {
       ...SUCCESS,
@@ -253,7 +253,7 @@ describe('PATCH /users/me/subscriptions', () => {
       already_subscribed: {},
       removed: [],
       not_removed: [],
-      new_subscription_messages_sent: false,
+      new_subscription_messages_sent: true,
     });
   });
 
