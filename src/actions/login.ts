@@ -4,6 +4,7 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { nowSeconds } from '../lib/clock';
 import { isoTime, type UserRow } from '../lib/users';
+import { updateFullMembersGroup } from './user-groups';
 import { activeUserIds } from './users';
 
 /** Notes a successful password login for `user`. */
@@ -18,6 +19,8 @@ export function doRecordLogin(app: App, user: UserRow): void {
           activeUserIds(app, user.realm_id),
         ),
       );
+      // The waiting period for role:fullmembers counts from the new date_joined.
+      updateFullMembersGroup(app, user.realm_id, [user.id]);
     } else {
       stmt(app.db, 'UPDATE user SET last_login = ? WHERE id = ?').run(now, user.id);
     }

@@ -9,6 +9,7 @@ import { REALM_CHANNEL_SETTINGS, REALM_GROUP_SETTING_RULES, realmExtraSettings, 
 import { LANGUAGES } from '../lib/settings';
 import { canAccessStreamMetadata, findStreamById } from '../lib/streams';
 import { isAdmin, isOwner, type UserRow } from '../lib/users';
+import { updateFullMembersGroup } from './user-groups';
 import { activeUserIds } from './users';
 
 export const MAX_REALM_NAME_LENGTH = 40;
@@ -227,6 +228,9 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
         for (const e of events) app.events.send(e as { type: string }, users);
       });
     }
+    // As Zulip's do_set_realm_property: a new waiting period moves members in or out of
+    // role:fullmembers, with user_group events after the realm update.
+    if (data.waiting_period_threshold !== undefined) updateFullMembersGroup(app, realmId, null);
     return data;
   });
 }

@@ -7,6 +7,7 @@ import type { MessageRow } from '../lib/messages';
 import { getRealmById } from '../lib/realm';
 import { deleteMessages } from './messages';
 import { deleteOldUnclaimedAttachments } from './uploads';
+import { promoteNewFullMembers } from './user-groups';
 
 const BATCH = 1000;
 
@@ -45,7 +46,10 @@ export function runRetentionOnce(app: App): number {
   return deleted;
 }
 
-/** Starts the periodic retention job (every `intervalMs`, default an hour), which also removes old unclaimed uploads; stops on shutdown. */
+/**
+ * Starts the periodic retention job (every `intervalMs`, default an hour), which also removes old
+ * unclaimed uploads and promotes new full members; stops on shutdown.
+ */
 export function startRetentionJob(app: App, intervalMs = 3_600_000): void {
   const tick = () => {
     let more = false;
@@ -53,6 +57,8 @@ export function startRetentionJob(app: App, intervalMs = 3_600_000): void {
       more = runRetentionOnce(app) > 0;
       // Uploads no message claims (Zulip runs this daily; here with retention, after it).
       if (deleteOldUnclaimedAttachments(app) > 0) more = true;
+      // Zulip's daily promote_new_full_members: accounts past the waiting period join role:fullmembers.
+      promoteNewFullMembers(app);
     } catch (err) {
       console.error('parley: retention job failed', err);
     }

@@ -362,36 +362,101 @@ export function doDeactivateUserGroup(app: App, user: UserRow, groupId: number):
   });
 }
 
-/** The system groups a role puts a user in directly (members are full members: no waiting period). */
-export function systemGroupsForRole(role: number): string[] {
+/**
+ * The system group a role puts a user in directly (Zulip's get_system_user_group_for_user). Members
+ * are also direct members of role:fullmembers once past the waiting period (updateFullMembersGroup).
+ */
+export function systemGroupForRoleMembership(role: number): string {
   switch (role) {
     case ROLE.OWNER:
-      return ['role:owners'];
+      return 'role:owners';
     case ROLE.ADMINISTRATOR:
-      return ['role:administrators'];
+      return 'role:administrators';
     case ROLE.MODERATOR:
-      return ['role:moderators'];
+      return 'role:moderators';
     case ROLE.MEMBER:
-      return ['role:members', 'role:fullmembers'];
+      return 'role:members';
     default:
-      return ['role:everyone'];
+      return 'role:everyone';
   }
 }
 
-/** Moves a user's direct system-group memberships from `oldRole` to `newRole`, with Zulip's events. */
+/**
+ * Moves a user's direct system-group membership from `oldRole`'s group to `newRole`'s, with Zulip's
+ * events (do_change_user_role: remove_members, add_members, then the full-members update when the
+ * member role is involved). A new user (`oldRole` null) gets the rows without events, as before.
+ */
 export function syncSystemGroupsForRole(app: App, target: UserRow, oldRole: number | null, newRole: number): void {
-  const before = oldRole === null ? [] : systemGroupsForRole(oldRole);
-  const after = systemGroupsForRole(newRole);
-  const del = stmt(app.db, 'DELETE FROM user_group_member WHERE group_id = ? AND user_id = ?');
-  const ins = stmt(app.db, 'INSERT OR IGNORE INTO user_group_member (group_id, user_id) VALUES (?, ?)');
-  for (const name of before.filter((n) => !after.includes(n))) {
-    const gid = systemGroupId(app.db, target.realm_id, name);
-    del.run(gid, target.id);
-    if (oldRole !== null) sendToRealm(app, target.realm_id, { type: 'user_group', op: 'remove_members', group_id: gid, user_ids: [target.id] });
+  const before = oldRole === null ? null : systemGroupForRoleMembership(oldRole);
+  const after = systemGroupForRoleMembership(newRole);
+  if (before !== after) {
+    if (before !== null) {
+      const gid = systemGroupId(app.db, target.realm_id, before);
+      stmt(app.db, 'DELETE FROM user_group_member WHERE group_id = ? AND user_id = ?').run(gid, target.id);
+    }
+    const gid = systemGroupId(app.db, target.realm_id, after);
+    stmt(app.db, 'INSERT OR IGNORE INTO user_group_member (group_id, user_id) VALUES (?, ?)').run(gid, target.id);
+    if (before !== null) {
+      sendToRealm(app, target.realm_id, { type: 'user_group', op: 'remove_members', group_id: systemGroupId(app.db, target.realm_id, before), user_ids: [target.id] });
+      sendToRealm(app, target.realm_id, { type: 'user_group', op: 'add_members', group_id: gid, user_ids: [target.id] });
+    }
   }
-  for (const name of after.filter((n) => !before.includes(n))) {
-    const gid = systemGroupId(app.db, target.realm_id, name);
-    ins.run(gid, target.id);
-    if (oldRole !== null) sendToRealm(app, target.realm_id, { type: 'user_group', op: 'add_members', group_id: gid, user_ids: [target.id] });
+  if (newRole === ROLE.MEMBER || oldRole === ROLE.MEMBER) updateFullMembersGroup(app, target.realm_id, [target.id], { silent: oldRole === null });
+}
+
+/**
+ * Zulip's is_provisional_member for a member: the account is fewer whole days old than the
+ * organization's waiting_period_threshold.
+ */
+export function isProvisionalMember(now: number, dateJoined: number, thresholdDays: number): boolean {
+  return Math.floor((now - dateJoined) / 86400) < thresholdDays;
+}
+
+/**
+ * Zulip's update_users_in_full_members_system_group: role:fullmembers holds directly exactly the
+ * direct members of role:members with the member role who are past the waiting period. Looks at
+ * `userIds` only when given, else at everyone. Removals, then additions, each one user_group event
+ * to the whole organization (none with `silent`, for an account being created).
+ */
+export function updateFullMembersGroup(app: App, realmId: number, userIds: readonly number[] | null, opts: { silent?: boolean } = {}): void {
+  const realm = getRealmById(app.db, realmId);
+  if (!realm) return;
+  const threshold = realm.waiting_period_threshold as number;
+  const now = nowSeconds(app.clock);
+  const full = systemGroupId(app.db, realmId, 'role:fullmembers');
+  const members = systemGroupId(app.db, realmId, 'role:members');
+  const only = userIds === null ? '' : ` AND u.id IN (SELECT value FROM json_each(?))`;
+  const args = userIds === null ? [] : [JSON.stringify(userIds)];
+  const directOf = (gid: number) =>
+    stmt(app.db, `SELECT u.id, u.role, u.date_joined FROM user_group_member m JOIN user u ON u.id = m.user_id WHERE m.group_id = ?${only} ORDER BY u.id`).all(
+      gid,
+      ...args,
+    ) as { id: number; role: number; date_joined: number }[];
+  const fullNow = directOf(full);
+  const fullIds = new Set(fullNow.map((u) => u.id));
+  const provisional = (u: { date_joined: number }) => isProvisionalMember(now, u.date_joined, threshold);
+  const removed = fullNow.filter((u) => u.role !== ROLE.MEMBER || provisional(u)).map((u) => u.id);
+  const added = directOf(members)
+    .filter((u) => !fullIds.has(u.id) && !provisional(u))
+    .map((u) => u.id);
+  if (removed.length) {
+    const del = stmt(app.db, 'DELETE FROM user_group_member WHERE group_id = ? AND user_id = ?');
+    for (const id of removed) del.run(full, id);
+    if (!opts.silent) sendToRealm(app, realmId, { type: 'user_group', op: 'remove_members', group_id: full, user_ids: removed });
   }
+  if (added.length) {
+    const ins = stmt(app.db, 'INSERT OR IGNORE INTO user_group_member (group_id, user_id) VALUES (?, ?)');
+    for (const id of added) ins.run(full, id);
+    if (!opts.silent) sendToRealm(app, realmId, { type: 'user_group', op: 'add_members', group_id: full, user_ids: added });
+  }
+}
+
+/**
+ * Zulip's promote_new_full_members (a daily job there; here with the hourly retention job): members
+ * whose waiting period ended since the last run join role:fullmembers (and any stale row leaves).
+ */
+export function promoteNewFullMembers(app: App): void {
+  const realm = getRealmById(app.db, app.realmId());
+  if (!realm || !realm.waiting_period_threshold) return;
+  app.batch.write(() => updateFullMembersGroup(app, realm.id, null));
 }

@@ -373,9 +373,10 @@ describe('user_group events', () => {
     const qid = await queue(t.users.hamlet);
     assert.deepEqual((await t.api(t.users.owner, 'PATCH', `/users/${o.id}`, { role: 300 })).body, ok);
     assert.deepEqual(await events(t.users.hamlet, qid), [
+      // Zulip's do_change_user_role: the role's group, then the full-members update.
       { type: 'user_group', op: 'remove_members', group_id: sys['role:members'], user_ids: [o.id] },
-      { type: 'user_group', op: 'remove_members', group_id: sys['role:fullmembers'], user_ids: [o.id] },
       { type: 'user_group', op: 'add_members', group_id: sys['role:moderators'], user_ids: [o.id] },
+      { type: 'user_group', op: 'remove_members', group_id: sys['role:fullmembers'], user_ids: [o.id] },
     ]);
     const q = (g: string) => t.api(o, 'GET', `/user_groups/${sys[g]}/members/${o.id}`, { direct_member_only: true });
     assert.equal((await q('role:moderators')).body.is_user_group_member, true);
