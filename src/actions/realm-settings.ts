@@ -5,7 +5,13 @@ import { errors, JsonableError } from '../http/errors';
 import { nowSeconds } from '../lib/clock';
 import { findGroup, groupSettingForApi, storeGroupSetting, type GroupSettingValue } from '../lib/groups';
 import { getRealmById, type RealmRow } from '../lib/realm';
-import { REALM_CHANNEL_SETTINGS, REALM_GROUP_SETTING_RULES, realmExtraSettings, type RealmChannelSetting } from '../lib/realm-settings';
+import {
+  REALM_CHANGEABLE_GROUP_SETTINGS,
+  REALM_CHANNEL_SETTINGS,
+  REALM_GROUP_SETTING_RULES,
+  realmExtraSettings,
+  type RealmChannelSetting,
+} from '../lib/realm-settings';
 import { LANGUAGES } from '../lib/settings';
 import { canAccessStreamMetadata, findStreamById } from '../lib/streams';
 import { isAdmin, isOwner, type UserRow } from '../lib/users';
@@ -186,7 +192,7 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
 
     // Group settings, in Zulip's REALM_PERMISSION_GROUP_SETTINGS order.
     const now = nowSeconds(app.clock);
-    for (const setting of Object.keys(REALM_GROUP_SETTING_RULES)) {
+    for (const setting of REALM_CHANGEABLE_GROUP_SETTINGS) {
       const req = change.groupSettings?.[setting];
       if (!req) continue;
       const rule = REALM_GROUP_SETTING_RULES[setting];

@@ -5,7 +5,7 @@ import { doUpdateRealm, MAX_REALM_DESCRIPTION_LENGTH, MAX_REALM_NAME_LENGTH, typ
 import { p, zInt } from '../http/params';
 import { route } from '../http/route';
 import { groupSettingSchema, type GroupSettingValue } from '../lib/groups';
-import { REALM_GROUP_SETTING_RULES } from '../lib/realm-settings';
+import { REALM_CHANGEABLE_GROUP_SETTINGS } from '../lib/realm-settings';
 
 /** A positive integer or "unlimited", JSON-encoded (Zulip) or raw. */
 const limitParam = () => p.jsonOrStr(v.union([zInt(), v.string()], '{var_name} is not an integer or string')).optional();
@@ -16,7 +16,7 @@ const groupChangeSchema = v.union(
   '{var_name} is not a valid group setting value',
 );
 
-const groupParams = Object.fromEntries(Object.keys(REALM_GROUP_SETTING_RULES).map((s) => [s, p.json(groupChangeSchema).optional()])) as Record<
+const groupParams = Object.fromEntries(REALM_CHANGEABLE_GROUP_SETTINGS.map((s) => [s, p.json(groupChangeSchema).optional()])) as Record<
   string,
   ReturnType<typeof p.json<typeof groupChangeSchema>>
 >;
@@ -51,7 +51,7 @@ export const realmRoutes = [
     },
     handle({ app, user, params }) {
       const groupSettings: Record<string, GroupSettingChange> = {};
-      for (const s of Object.keys(REALM_GROUP_SETTING_RULES)) {
+      for (const s of REALM_CHANGEABLE_GROUP_SETTINGS) {
         const raw = (params as Record<string, unknown>)[s] as GroupSettingChange | GroupSettingValue | undefined;
         if (raw === undefined) continue;
         groupSettings[s] = typeof raw === 'object' && 'new' in raw ? raw : { new: raw };

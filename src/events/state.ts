@@ -26,6 +26,7 @@ import { nowSeconds } from '../lib/clock';
 import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
 import { presencesForUser } from '../lib/presence';
 import { getRealmById, type RealmRow } from '../lib/realm';
+import { REALM_GROUP_SETTING_RULES } from '../lib/realm-settings';
 import { avatarUrl, formatUser, isAdmin, isBot, isGuest, isOwner, isoTime, type UserRow } from '../lib/users';
 import { ROLE } from '../lib/roles';
 import { formatField, listFields } from '../lib/profile-fields';
@@ -323,41 +324,21 @@ const perm = (default_group_name: string, o: Partial<PermissionSetting> = {}): P
   ...o,
 });
 
-/** Realm group settings (Zulip's Realm.REALM_PERMISSION_GROUP_SETTINGS); the realm column has the same name. */
-const REALM_PERMISSION_SETTINGS: Record<string, PermissionSetting> = {
-  create_multiuse_invite_group: perm('role:administrators'),
-  can_access_all_users_group: perm('role:everyone', {
-    require_system_group: true,
-    allow_nobody_group: false,
-    allow_everyone_group: true,
-    allowed_system_groups: ['role:everyone', 'role:members'],
-  }),
-  can_add_subscribers_group: perm('role:members'),
-  can_add_custom_emoji_group: perm('role:members'),
-  can_create_bots_group: perm('role:members'),
-  can_create_groups: perm('role:members'),
-  can_create_public_channel_group: perm('role:members'),
-  can_create_private_channel_group: perm('role:members'),
-  can_create_web_public_channel_group: perm('role:owners', {
-    require_system_group: true,
-    allowed_system_groups: ['role:moderators', 'role:administrators', 'role:owners', 'role:nobody'],
-  }),
-  can_create_write_only_bots_group: perm('role:members'),
-  can_delete_any_message_group: perm('role:administrators'),
-  can_delete_own_message_group: perm('role:everyone', { allow_everyone_group: true }),
-  can_invite_users_group: perm('role:members'),
-  can_manage_all_groups: perm('role:owners', { allow_nobody_group: false }),
-  can_manage_billing_group: perm('role:administrators', { allow_nobody_group: false }),
-  can_mention_many_users_group: perm('role:administrators', { allow_everyone_group: true }),
-  can_move_messages_between_channels_group: perm('role:members'),
-  can_move_messages_between_topics_group: perm('role:everyone', { allow_everyone_group: true }),
-  can_resolve_topics_group: perm('role:everyone', { allow_everyone_group: true }),
-  can_set_delete_message_policy_group: perm('role:moderators'),
-  can_set_topics_policy_group: perm('role:members', { allow_everyone_group: true }),
-  can_summarize_topics_group: perm('role:everyone', { allow_everyone_group: true }),
-  direct_message_initiator_group: perm('role:everyone', { allow_everyone_group: true }),
-  direct_message_permission_group: perm('role:everyone', { allow_everyone_group: true }),
-};
+/**
+ * Realm group settings (Zulip's Realm.REALM_PERMISSION_GROUP_SETTINGS), from the one table PATCH /realm
+ * also checks against; the realm column has the same name.
+ */
+const REALM_PERMISSION_SETTINGS: Record<string, PermissionSetting> = Object.fromEntries(
+  Object.entries(REALM_GROUP_SETTING_RULES).map(([name, r]) => [
+    name,
+    perm(r.defaultGroupName, {
+      require_system_group: r.requireSystemGroup ?? false,
+      allow_nobody_group: r.allowNobody ?? true,
+      allow_everyone_group: r.allowEveryone ?? false,
+      allowed_system_groups: r.allowedSystemGroups ?? [],
+    }),
+  ]),
+);
 
 const STREAM_PERMISSION_SETTINGS: Record<string, PermissionSetting> = {
   can_add_subscribers_group: perm('role:nobody', { allow_everyone_group: true }),

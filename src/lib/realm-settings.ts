@@ -42,45 +42,68 @@ export function sendsChannelEventsMessages(db: Db, realmId: number): boolean {
   return realmExtraSettings(getRealmById(db, realmId)).send_channel_events_messages !== false;
 }
 
-/** How a realm group setting may be set (Zulip's Realm.REALM_PERMISSION_GROUP_SETTINGS). */
+/**
+ * A realm group setting (Zulip's GroupPermissionSetting in Realm.REALM_PERMISSION_GROUP_SETTINGS):
+ * what POST /register lists in server_supported_permission_settings.realm and how PATCH /realm checks
+ * a new value. Unset flags take Zulip's defaults (allow_nobody_group true, the others false).
+ */
 export interface RealmGroupSettingRule {
+  /** The system group the setting names by default (Zulip's default_group_name). */
+  defaultGroupName: string;
   requireSystemGroup?: boolean;
   allowNobody?: boolean;
   allowEveryone?: boolean;
   allowedSystemGroups?: string[];
   /** Only organization owners may change it. */
   ownerOnly?: boolean;
+  /** Listed for clients but not changeable through PATCH /realm here (no realm column). */
+  readOnly?: boolean;
 }
 
 /**
- * The realm's group settings that have a column in the realm table. The same table, with the default
- * groups, is in src/events/state.ts (server_supported_permission_settings); keep the two in step.
+ * The realm's group settings, in Zulip's Realm.REALM_PERMISSION_GROUP_SETTINGS order: the order of
+ * POST /register's realm_* keys and server_supported_permission_settings.realm, and the order in which
+ * PATCH /realm applies them (Zulip's update_realm walks the same dict). Each one but the read-only
+ * has a realm column of the same name.
  */
 export const REALM_GROUP_SETTING_RULES: Record<string, RealmGroupSettingRule> = {
-  can_access_all_users_group: { requireSystemGroup: true, allowNobody: false, allowEveryone: true, allowedSystemGroups: ['role:everyone', 'role:members'] },
-  can_add_custom_emoji_group: {},
-  can_add_subscribers_group: {},
-  can_create_bots_group: {},
-  can_create_groups: { ownerOnly: true },
-  can_create_private_channel_group: {},
-  can_create_public_channel_group: {},
+  create_multiuse_invite_group: { defaultGroupName: 'role:administrators', ownerOnly: true },
+  can_access_all_users_group: {
+    defaultGroupName: 'role:everyone',
+    requireSystemGroup: true,
+    allowNobody: false,
+    allowEveryone: true,
+    allowedSystemGroups: ['role:everyone', 'role:members'],
+  },
+  can_add_subscribers_group: { defaultGroupName: 'role:members' },
+  can_add_custom_emoji_group: { defaultGroupName: 'role:members' },
+  can_create_bots_group: { defaultGroupName: 'role:members' },
+  can_create_groups: { defaultGroupName: 'role:members', ownerOnly: true },
+  can_create_public_channel_group: { defaultGroupName: 'role:members' },
+  can_create_private_channel_group: { defaultGroupName: 'role:members' },
   can_create_web_public_channel_group: {
+    defaultGroupName: 'role:owners',
     requireSystemGroup: true,
     allowedSystemGroups: ['role:moderators', 'role:administrators', 'role:owners', 'role:nobody'],
   },
-  can_create_write_only_bots_group: {},
-  can_delete_any_message_group: {},
-  can_delete_own_message_group: { allowEveryone: true },
-  can_invite_users_group: { ownerOnly: true },
-  can_manage_all_groups: { allowNobody: false, ownerOnly: true },
-  can_mention_many_users_group: { allowEveryone: true },
-  can_move_messages_between_channels_group: {},
-  can_move_messages_between_topics_group: { allowEveryone: true },
-  can_resolve_topics_group: { allowEveryone: true },
-  can_set_delete_message_policy_group: {},
-  can_set_topics_policy_group: { allowEveryone: true },
-  can_summarize_topics_group: { allowEveryone: true },
-  create_multiuse_invite_group: { ownerOnly: true },
-  direct_message_initiator_group: { allowEveryone: true },
-  direct_message_permission_group: { allowEveryone: true },
+  can_create_write_only_bots_group: { defaultGroupName: 'role:members' },
+  can_delete_any_message_group: { defaultGroupName: 'role:administrators' },
+  can_delete_own_message_group: { defaultGroupName: 'role:everyone', allowEveryone: true },
+  can_invite_users_group: { defaultGroupName: 'role:members', ownerOnly: true },
+  can_manage_all_groups: { defaultGroupName: 'role:owners', allowNobody: false, ownerOnly: true },
+  can_manage_billing_group: { defaultGroupName: 'role:administrators', allowNobody: false, readOnly: true },
+  can_mention_many_users_group: { defaultGroupName: 'role:administrators', allowEveryone: true },
+  can_move_messages_between_channels_group: { defaultGroupName: 'role:members' },
+  can_move_messages_between_topics_group: { defaultGroupName: 'role:everyone', allowEveryone: true },
+  can_resolve_topics_group: { defaultGroupName: 'role:everyone', allowEveryone: true },
+  can_set_delete_message_policy_group: { defaultGroupName: 'role:moderators' },
+  can_set_topics_policy_group: { defaultGroupName: 'role:members', allowEveryone: true },
+  can_summarize_topics_group: { defaultGroupName: 'role:everyone', allowEveryone: true },
+  direct_message_initiator_group: { defaultGroupName: 'role:everyone', allowEveryone: true },
+  direct_message_permission_group: { defaultGroupName: 'role:everyone', allowEveryone: true },
 };
+
+/** The realm group settings PATCH /realm changes (each a realm column), in Zulip's order. */
+export const REALM_CHANGEABLE_GROUP_SETTINGS: readonly string[] = Object.keys(REALM_GROUP_SETTING_RULES).filter(
+  (s) => !REALM_GROUP_SETTING_RULES[s].readOnly,
+);

@@ -305,4 +305,37 @@ describe('PATCH /realm: group settings', () => {
     assert.deepEqual(await patch(owner, { can_invite_users_group: { new: groups['role:administrators'] } }), ok({ can_invite_users_group: groups['role:administrators'] }));
     assert.deepEqual(await realmEvents(), [updateDict({ can_invite_users_group: groups['role:administrators'] })]);
   });
+  it("several at once apply in Zulip's REALM_PERMISSION_GROUP_SETTINGS order; can_manage_billing_group is not changeable here", async () => {
+    const { owner } = t.users;
+    const mods = groups['role:moderators'];
+    const res = await t.api(owner, 'PATCH', '/realm', {
+      direct_message_initiator_group: { new: groups['role:members'] },
+      can_add_subscribers_group: { new: mods },
+      create_multiuse_invite_group: { new: mods },
+      can_manage_billing_group: { new: mods },
+    });
+    assert.deepEqual(res.body, {
+      ...ok({ create_multiuse_invite_group: mods, can_add_subscribers_group: mods, direct_message_initiator_group: groups['role:members'] }),
+      ignored_parameters_unsupported: ['can_manage_billing_group'],
+    });
+    assert.deepEqual(await realmEvents(), [
+      updateDict({ create_multiuse_invite_group: mods }),
+      updateDict({ can_add_subscribers_group: mods }),
+      updateDict({ direct_message_initiator_group: groups['role:members'] }),
+    ]);
+    const reg = await t.api(owner, 'POST', '/register', { fetch_event_types: ['realm'] });
+    assert.equal(reg.body.realm_can_manage_billing_group, groups['role:administrators']);
+    assert.deepEqual(reg.body.server_supported_permission_settings.realm.can_manage_billing_group, {
+      require_system_group: false,
+      allow_internet_group: false,
+      allow_nobody_group: false,
+      allow_everyone_group: false,
+      default_group_name: 'role:administrators',
+      default_for_system_groups: null,
+      allowed_system_groups: [],
+    });
+    // Back to the defaults for the tests that follow.
+    const back = { new: groups['role:everyone'] };
+    assert.equal((await t.api(owner, 'PATCH', '/realm', { direct_message_initiator_group: back, can_add_subscribers_group: { new: groups['role:members'] }, create_multiuse_invite_group: { new: groups['role:administrators'] } })).status, 200);
+  });
 });
