@@ -396,12 +396,13 @@ export function syncSystemGroupsForRole(app: App, target: UserRow, oldRole: numb
     }
     const gid = systemGroupId(app.db, target.realm_id, after);
     stmt(app.db, 'INSERT OR IGNORE INTO user_group_member (group_id, user_id) VALUES (?, ?)').run(gid, target.id);
+    // As Zulip's do_change_user_role (remove, then add) and do_create_user (add, after realm_user add).
     if (before !== null) {
       sendToRealm(app, target.realm_id, { type: 'user_group', op: 'remove_members', group_id: systemGroupId(app.db, target.realm_id, before), user_ids: [target.id] });
-      sendToRealm(app, target.realm_id, { type: 'user_group', op: 'add_members', group_id: gid, user_ids: [target.id] });
     }
+    sendToRealm(app, target.realm_id, { type: 'user_group', op: 'add_members', group_id: gid, user_ids: [target.id] });
   }
-  if (newRole === ROLE.MEMBER || oldRole === ROLE.MEMBER) updateFullMembersGroup(app, target.realm_id, [target.id], { silent: oldRole === null });
+  if (newRole === ROLE.MEMBER || oldRole === ROLE.MEMBER) updateFullMembersGroup(app, target.realm_id, [target.id]);
 }
 
 /**
@@ -416,9 +417,9 @@ export function isProvisionalMember(now: number, dateJoined: number, thresholdDa
  * Zulip's update_users_in_full_members_system_group: role:fullmembers holds directly exactly the
  * direct members of role:members with the member role who are past the waiting period. Looks at
  * `userIds` only when given, else at everyone. Removals, then additions, each one user_group event
- * to the whole organization (none with `silent`, for an account being created).
+ * to the whole organization.
  */
-export function updateFullMembersGroup(app: App, realmId: number, userIds: readonly number[] | null, opts: { silent?: boolean } = {}): void {
+export function updateFullMembersGroup(app: App, realmId: number, userIds: readonly number[] | null): void {
   const realm = getRealmById(app.db, realmId);
   if (!realm) return;
   const threshold = realm.waiting_period_threshold as number;
@@ -442,12 +443,12 @@ export function updateFullMembersGroup(app: App, realmId: number, userIds: reado
   if (removed.length) {
     const del = stmt(app.db, 'DELETE FROM user_group_member WHERE group_id = ? AND user_id = ?');
     for (const id of removed) del.run(full, id);
-    if (!opts.silent) sendToRealm(app, realmId, { type: 'user_group', op: 'remove_members', group_id: full, user_ids: removed });
+    sendToRealm(app, realmId, { type: 'user_group', op: 'remove_members', group_id: full, user_ids: removed });
   }
   if (added.length) {
     const ins = stmt(app.db, 'INSERT OR IGNORE INTO user_group_member (group_id, user_id) VALUES (?, ?)');
     for (const id of added) ins.run(full, id);
-    if (!opts.silent) sendToRealm(app, realmId, { type: 'user_group', op: 'add_members', group_id: full, user_ids: added });
+    sendToRealm(app, realmId, { type: 'user_group', op: 'add_members', group_id: full, user_ids: added });
   }
 }
 

@@ -95,8 +95,9 @@ export function doCreateUser(app: App, spec: NewUser): CreatedUser {
     // New humans start from the organization's defaults (PATCH /realm/user_settings_defaults).
     if (spec.botType === null || spec.botType === undefined) applyRealmUserDefaults(app, { id: userId, realm_id: spec.realmId } as UserRow);
     const row = findUserById(app.db, spec.realmId, userId) as UserRow;
-    syncSystemGroupsForRole(app, row, null, spec.role);
+    // As Zulip's do_create_user: realm_user add, then the system groups' add_members.
     app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'add', person: formatUser(row) }, activeUserIds(app, spec.realmId)));
+    syncSystemGroupsForRole(app, row, null, spec.role);
     return { userId, email: spec.email, apiKey };
   });
 }

@@ -264,6 +264,24 @@ describe('GET /events', () => {
     assert.equal(e.person.email, 'newbie@example.com');
   });
 
+  it("follows a created user's realm_user add with the system groups' add_members, as Zulip's do_create_user", async () => {
+    const id = await queueFor(t.users.othello, { event_types: ['realm_user', 'user_group'] });
+    const created = await t.api(t.users.admin, 'POST', '/users', { email: 'grouped@example.com', password: 'long-enough-pw', full_name: 'Grouped' });
+    assert.equal(created.status, 200, created.text);
+    const userId = created.body.user_id as number;
+    const { events } = (await poll(t.users.othello, id, -1, { dont_block: true })).body;
+    const groups = (await t.api(t.users.othello, 'GET', '/user_groups')).body.user_groups as { id: number; name: string }[];
+    const groupId = (name: string) => (groups.find((g) => g.name === name) as { id: number }).id;
+    assert.deepEqual(
+      events.map((e: Record<string, unknown>) => (e.type === 'realm_user' ? `${e.op} ${(e.person as { user_id: number }).user_id}` : { ...e, id: undefined })),
+      [
+        `add ${userId}`,
+        { type: 'user_group', op: 'add_members', group_id: groupId('role:members'), user_ids: [userId], id: undefined },
+        { type: 'user_group', op: 'add_members', group_id: groupId('role:fullmembers'), user_ids: [userId], id: undefined },
+      ],
+    );
+  });
+
   it('yields the same realm_users two ways: old state plus events, and a fresh register', async () => {
     const u = t.users.othello;
     const old = await register(u, { event_types: ['realm_user'] });
