@@ -6,11 +6,21 @@ import { nowSeconds } from '../lib/clock';
 import { findGroup, groupSettingForApi, storeGroupSetting, type GroupSettingValue } from '../lib/groups';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import {
+  EDIT_HISTORY_VISIBILITY_POLICIES,
+  GIPHY_RATING_IDS,
   REALM_CHANGEABLE_GROUP_SETTINGS,
   REALM_CHANNEL_SETTINGS,
+  REALM_EXTRA_SETTING_DEFAULTS,
   REALM_GROUP_SETTING_RULES,
+  REALM_TOPICS_POLICIES,
+  realmEditHistoryPolicy,
   realmExtraSettings,
+  realmTopicsPolicy,
+  VIDEO_CHAT_PROVIDER_IDS,
+  type EditHistoryVisibilityPolicy,
   type RealmChannelSetting,
+  type RealmExtraSetting,
+  type RealmTopicsPolicy,
 } from '../lib/realm-settings';
 import { LANGUAGES } from '../lib/settings';
 import { canAccessStreamMetadata, findStreamById } from '../lib/streams';
@@ -29,15 +39,33 @@ export interface GroupSettingChange {
 
 export interface RealmChange {
   allow_message_editing?: boolean;
+  default_code_block_language?: string;
   default_language?: string;
   description?: string;
+  digest_emails_enabled?: boolean;
+  /** Checked by the route: 0 (Monday) to 6. */
+  digest_weekday?: number;
   disallow_disposable_email_addresses?: boolean;
   emails_restricted_to_domains?: boolean;
+  enable_read_receipts?: boolean;
   enable_spectator_access?: boolean;
+  giphy_rating?: number;
+  inline_image_preview?: boolean;
+  inline_url_embed_preview?: boolean;
   invite_required?: boolean;
+  /** Checked by the route: an http(s) URL, or "default" (the server's Jitsi). */
+  jitsi_server_url?: string;
+  /** The older spelling of topics_policy: true is disable_empty_topic, false allow_empty_topic. */
   mandatory_topics?: boolean;
+  message_content_allowed_in_email_notifications?: boolean;
+  message_edit_history_visibility_policy?: EditHistoryVisibilityPolicy;
   name?: string;
+  /** Checked by the route (Zulip's OrgTypeEnum). */
+  org_type?: number;
   send_channel_events_messages?: boolean;
+  topics_policy?: RealmTopicsPolicy;
+  video_chat_provider?: number;
+  want_advertise_in_communities_directory?: boolean;
   waiting_period_threshold?: number;
   welcome_message_custom_text?: string;
   /** Raw: a positive number of seconds, or "unlimited". */
@@ -128,6 +156,12 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
     if (change.default_language !== undefined && !(change.default_language in LANGUAGES)) {
       throw errors.badRequest("Invalid language '{language}'", { language: change.default_language });
     }
+    if (change.video_chat_provider !== undefined && !VIDEO_CHAT_PROVIDER_IDS.includes(change.video_chat_provider)) {
+      throw errors.badRequest('Invalid video_chat_provider {video_chat_provider}', { video_chat_provider: change.video_chat_provider });
+    }
+    if (change.giphy_rating !== undefined && !GIPHY_RATING_IDS.includes(change.giphy_rating)) {
+      throw errors.badRequest('Invalid giphy_rating {giphy_rating}', { giphy_rating: change.giphy_rating });
+    }
     let retention: number | undefined;
     if (change.message_retention_days !== undefined) {
       if (!isOwner(user)) throw errors.ownerRequired();
@@ -160,35 +194,83 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
       announce(property, shown);
       data[property] = typeof value === 'string' ? 'updated' : shown;
     };
-    const setExtra = (property: string, value: boolean, dflt: boolean) => {
-      if ((extra[property] ?? dflt) === value) return;
+    /** do_set_realm_property on a setting kept in extra_settings. */
+    const setExtra = (property: RealmExtraSetting, value: string | number | boolean | null) => {
+      const current = property in extra ? extra[property] : REALM_EXTRA_SETTING_DEFAULTS[property];
+      if (current === value) return;
       extra[property] = value;
       extraChanged = true;
       announce(property, value);
-      data[property] = value;
+      data[property] = typeof value === 'string' ? 'updated' : value;
+    };
+    const setExtraIfGiven = (property: RealmExtraSetting & keyof RealmChange) => {
+      const value = change[property];
+      if (value !== undefined) setExtra(property, value as string | number | boolean);
     };
 
-    // "unlimited" time limits first: Zulip sets them before the other settings.
+    // "unlimited" time limits and the default Jitsi server first: Zulip sets them before the others.
     for (const [name, value] of limits) if (value === null) setColumn(name, null);
+    const jitsi = change.jitsi_server_url === undefined ? undefined : change.jitsi_server_url === 'default' ? null : change.jitsi_server_url;
+    if (jitsi === null) setExtra('jitsi_server_url', null);
     // The other settings in the order of Zulip's parameters, then its locals.
     const setBool = (name: keyof RealmChange & string) => {
       const v = change[name];
       if (typeof v === 'boolean') setColumn(name, v, v ? 1 : 0);
     };
     setBool('allow_message_editing');
+    setExtraIfGiven('default_code_block_language');
     if (change.default_language !== undefined) setColumn('default_language', change.default_language);
     if (change.description !== undefined) setColumn('description', change.description);
+    setExtraIfGiven('digest_emails_enabled');
+    setExtraIfGiven('digest_weekday');
     setBool('disallow_disposable_email_addresses');
     setBool('emails_restricted_to_domains');
+    setExtraIfGiven('enable_read_receipts');
     setBool('enable_spectator_access');
+    setExtraIfGiven('giphy_rating');
+    setExtraIfGiven('inline_image_preview');
+    setExtraIfGiven('inline_url_embed_preview');
     setBool('invite_required');
-    setBool('mandatory_topics');
+    setExtraIfGiven('message_content_allowed_in_email_notifications');
+    if (change.message_edit_history_visibility_policy !== undefined) {
+      const policy = change.message_edit_history_visibility_policy;
+      if (realmEditHistoryPolicy(realm) !== policy) {
+        extra.message_edit_history_visibility_policy = policy;
+        extraChanged = true;
+        // allow_edit_history (what GET /messages/{id}/history and realm_allow_edit_history read) follows.
+        stmt(app.db, 'UPDATE realm SET allow_edit_history = ? WHERE id = ?').run(policy === 'none' ? 0 : 1, realmId);
+        // As Zulip's do_set_realm_property: the event names the policy.
+        events.push({ type: 'realm', op: 'update', property: 'message_edit_history_visibility_policy', value: policy });
+      }
+      // zulip-compat: update_realm compares the stored integer with the parsed enum, which never match,
+      // so the reply always carries the setting, as the enum's integer value (orjson writes an Enum so).
+      data.message_edit_history_visibility_policy = EDIT_HISTORY_VISIBILITY_POLICIES[policy];
+    }
     if (change.name !== undefined) setColumn('name', change.name);
-    if (change.send_channel_events_messages !== undefined) setExtra('send_channel_events_messages', change.send_channel_events_messages, true);
+    setExtraIfGiven('send_channel_events_messages');
+    // topics_policy, or mandatory_topics (Zulip 10's spelling of the same setting) when it is not given.
+    const topicsPolicy: RealmTopicsPolicy | undefined =
+      change.topics_policy ?? (change.mandatory_topics === undefined ? undefined : change.mandatory_topics ? 'disable_empty_topic' : 'allow_empty_topic');
+    if (topicsPolicy !== undefined) {
+      const mandatory = topicsPolicy === 'disable_empty_topic';
+      const changed = realmTopicsPolicy(realm) !== topicsPolicy || Boolean(realm.mandatory_topics) !== mandatory;
+      if (changed) {
+        stmt(app.db, 'UPDATE realm SET topics_policy = ?, mandatory_topics = ? WHERE id = ?').run(topicsPolicy, mandatory ? 1 : 0, realmId);
+        // As Zulip's do_set_realm_property: one update_dict with both spellings.
+        events.push({ type: 'realm', op: 'update_dict', property: 'default', data: { topics_policy: topicsPolicy, mandatory_topics: mandatory } });
+      }
+      // zulip-compat: as for message_edit_history_visibility_policy, topics_policy is always in the
+      // reply as its stored integer; mandatory_topics is a boolean, there only when it changed.
+      if (change.topics_policy !== undefined) data.topics_policy = REALM_TOPICS_POLICIES[topicsPolicy];
+      else if (changed) data.mandatory_topics = mandatory;
+    }
+    setExtraIfGiven('video_chat_provider');
     if (change.waiting_period_threshold !== undefined) setColumn('waiting_period_threshold', change.waiting_period_threshold);
+    setExtraIfGiven('want_advertise_in_communities_directory');
     if (change.welcome_message_custom_text !== undefined) setColumn('welcome_message_custom_text', change.welcome_message_custom_text);
     if (retention !== undefined) setColumn('message_retention_days', retention, retention === -1 ? null : retention, retention);
     for (const [name, value] of limits) if (value !== undefined && value !== null) setColumn(name, value);
+    if (jitsi !== undefined && jitsi !== null) setExtra('jitsi_server_url', jitsi);
 
     // Group settings, in Zulip's REALM_PERMISSION_GROUP_SETTINGS order.
     const now = nowSeconds(app.clock);
@@ -225,6 +307,13 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
       extraChanged = true;
       events.push({ type: 'realm', op: 'update', property: setting, value: id });
       data[setting] = id;
+    }
+    // zulip-compat: do_change_realm_org_type announces the type even when it is the same one.
+    if (change.org_type !== undefined) {
+      extra.org_type = change.org_type;
+      extraChanged = true;
+      events.push({ type: 'realm', op: 'update', property: 'org_type', value: change.org_type });
+      data.org_type = change.org_type;
     }
     if (extraChanged) stmt(app.db, 'UPDATE realm SET extra_settings = ? WHERE id = ?').run(JSON.stringify(extra), realmId);
 

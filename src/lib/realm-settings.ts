@@ -39,7 +39,69 @@ export function realmChannel(db: Db, realmId: number, setting: RealmChannelSetti
 
 /** realm_send_channel_events_messages: whether Notification Bot posts in a channel's "channel events" topic. */
 export function sendsChannelEventsMessages(db: Db, realmId: number): boolean {
-  return realmExtraSettings(getRealmById(db, realmId)).send_channel_events_messages !== false;
+  return (realmExtraSetting(getRealmById(db, realmId), 'send_channel_events_messages') as boolean) !== false;
+}
+
+/**
+ * Organization settings without a realm column, kept in realm.extra_settings, with the value each has
+ * until an administrator changes it (Zulip's Realm model defaults; /register shows the same).
+ */
+export const REALM_EXTRA_SETTING_DEFAULTS = {
+  default_code_block_language: '',
+  digest_emails_enabled: false,
+  digest_weekday: 1,
+  enable_read_receipts: false,
+  giphy_rating: 2,
+  inline_image_preview: true,
+  inline_url_embed_preview: false,
+  jitsi_server_url: null as string | null,
+  message_content_allowed_in_email_notifications: true,
+  org_type: 0,
+  send_channel_events_messages: true,
+  video_chat_provider: 1,
+  want_advertise_in_communities_directory: false,
+} as const;
+export type RealmExtraSetting = keyof typeof REALM_EXTRA_SETTING_DEFAULTS;
+
+/** A setting from realm.extra_settings, or its default. */
+export function realmExtraSetting<K extends RealmExtraSetting>(realm: RealmRow | null, name: K): (typeof REALM_EXTRA_SETTING_DEFAULTS)[K] {
+  const extra = realmExtraSettings(realm);
+  return (name in extra ? extra[name] : REALM_EXTRA_SETTING_DEFAULTS[name]) as (typeof REALM_EXTRA_SETTING_DEFAULTS)[K];
+}
+
+/** Zulip's Realm.VIDEO_CHAT_PROVIDERS as this server offers them (realm_available_video_chat_providers). */
+export const VIDEO_CHAT_PROVIDER_IDS: readonly number[] = [0, 1];
+/** Zulip's Realm.GIPHY_RATING_OPTIONS ids: disabled, y, g, pg, pg-13, r. */
+export const GIPHY_RATING_IDS: readonly number[] = [0, 1, 2, 3, 4, 5];
+/** Zulip's DigestWeekdayEnum: Monday (0) to Sunday (6). */
+export const DIGEST_WEEKDAYS: readonly number[] = [0, 1, 2, 3, 4, 5, 6];
+/** Zulip's OrgTypeEnum. */
+export const ORG_TYPE_IDS: readonly number[] = [0, 10, 20, 30, 35, 40, 50, 60, 70, 80, 90, 100, 1000];
+
+/**
+ * Zulip's RealmTopicsPolicyEnum with its stored values (the organization's default for channels whose
+ * topics_policy is "inherit"; empty_topic_only is a channel-only policy).
+ */
+export const REALM_TOPICS_POLICIES = { allow_empty_topic: 2, disable_empty_topic: 3 } as const;
+export type RealmTopicsPolicy = keyof typeof REALM_TOPICS_POLICIES;
+
+/** Zulip's MessageEditHistoryVisibilityPolicyEnum with its stored values. */
+export const EDIT_HISTORY_VISIBILITY_POLICIES = { all: 1, moves: 2, none: 3 } as const;
+export type EditHistoryVisibilityPolicy = keyof typeof EDIT_HISTORY_VISIBILITY_POLICIES;
+
+/**
+ * realm_message_edit_history_visibility_policy: kept in extra_settings; before it was ever set, what
+ * the allow_edit_history column says (true is "all", false "none", as Zulip's migration mapped them).
+ */
+export function realmEditHistoryPolicy(realm: RealmRow): EditHistoryVisibilityPolicy {
+  const v = realmExtraSettings(realm).message_edit_history_visibility_policy;
+  if (typeof v === 'string' && v in EDIT_HISTORY_VISIBILITY_POLICIES) return v as EditHistoryVisibilityPolicy;
+  return realm.allow_edit_history ? 'all' : 'none';
+}
+
+/** realm_topics_policy: the topics_policy column (mandatory_topics, its older spelling, is kept equal to it). */
+export function realmTopicsPolicy(realm: RealmRow): RealmTopicsPolicy {
+  return realm.topics_policy === 'disable_empty_topic' ? 'disable_empty_topic' : 'allow_empty_topic';
 }
 
 /**

@@ -128,23 +128,29 @@ describe('PATCH /realm: simple settings', () => {
     assert.deepEqual(await patch(owner, { message_retention_days: 'never' }, 400), err("Bad value for 'message_retention_days': never"));
   });
 
-  it('mandatory_topics, waiting_period_threshold (owners), send_channel_events_messages', async () => {
+  it('mandatory_topics (topics_policy in Zulip 10 words), waiting_period_threshold (owners), send_channel_events_messages', async () => {
     const { owner } = t.users;
     assert.deepEqual(await patch(owner, { mandatory_topics: true, waiting_period_threshold: 4, send_channel_events_messages: true }), ok({
       mandatory_topics: true,
       send_channel_events_messages: true,
       waiting_period_threshold: 4,
     }));
+    // mandatory_topics is announced as topics_policy is, with both spellings in one update_dict.
     assert.deepEqual(await realmEvents(), [
-      update('mandatory_topics', true),
       update('send_channel_events_messages', true),
+      updateDict({ topics_policy: 'disable_empty_topic', mandatory_topics: true }),
       update('waiting_period_threshold', 4),
     ]);
-    assert.deepEqual(await state(['realm_mandatory_topics', 'realm_waiting_period_threshold', 'realm_send_channel_events_messages']), {
-      realm_mandatory_topics: true,
-      realm_waiting_period_threshold: 4,
-      realm_send_channel_events_messages: true,
-    });
+    assert.deepEqual(
+      await state(['realm_mandatory_topics', 'realm_topics_policy', 'realm_waiting_period_threshold', 'realm_send_channel_events_messages']),
+      {
+        realm_mandatory_topics: true,
+        realm_topics_policy: 'disable_empty_topic',
+        realm_waiting_period_threshold: 4,
+        realm_send_channel_events_messages: true,
+      },
+    );
+    assert.deepEqual(await patch(owner, { mandatory_topics: true }), ok());
     assert.deepEqual(await patch(owner, { waiting_period_threshold: -1 }, 400), err('waiting_period_threshold is too small'));
     assert.deepEqual(await patch(owner, { mandatory_topics: '"yes"' }, 400), err('mandatory_topics is not a boolean'));
     await patch(owner, { mandatory_topics: false, waiting_period_threshold: 0, send_channel_events_messages: false });
@@ -337,5 +343,165 @@ describe('PATCH /realm: group settings', () => {
     // Back to the defaults for the tests that follow.
     const back = { new: groups['role:everyone'] };
     assert.equal((await t.api(owner, 'PATCH', '/realm', { direct_message_initiator_group: back, can_add_subscribers_group: { new: groups['role:members'] }, create_multiuse_invite_group: { new: groups['role:administrators'] } })).status, 200);
+  });
+});
+
+describe('PATCH /realm: topics, edit history and organization preferences', () => {
+  it('topics_policy: the default for "inherit" channels; one update_dict with mandatory_topics; always in the reply', async () => {
+    const { admin, hamlet, moderator } = t.users;
+    const inherit = await createChannel(t, admin, 'inherits topics', [hamlet]);
+    // zulip-compat: the reply always carries topics_policy, as its stored integer (3: disable_empty_topic).
+    assert.deepEqual(await patch(admin, { topics_policy: 'disable_empty_topic' }), ok({ topics_policy: 3 }));
+    assert.deepEqual(await patch(admin, { topics_policy: 'disable_empty_topic' }), ok({ topics_policy: 3 }));
+    assert.deepEqual(await realmEvents(), [updateDict({ topics_policy: 'disable_empty_topic', mandatory_topics: true })]);
+    assert.deepEqual(await state(['realm_topics_policy', 'realm_mandatory_topics']), { realm_topics_policy: 'disable_empty_topic', realm_mandatory_topics: true });
+    let res = await t.api(hamlet, 'POST', '/messages', { type: 'channel', to: inherit, topic: '', content: 'x' });
+    assert.deepEqual(res.body, err('Sending messages to the general chat is not allowed in this channel.'));
+    // A channel with its own policy keeps it.
+    const open = await createChannel(t, moderator, 'own topics policy', [hamlet], { topics_policy: 'allow_empty_topic' });
+    res = await t.api(hamlet, 'POST', '/messages', { type: 'channel', to: open, topic: '', content: 'x' });
+    assert.equal(res.status, 200, res.text);
+    for (const bad of ['empty_topic_only', 'inherit', '"allow_empty_topic"']) {
+      assert.deepEqual(await patch(admin, { topics_policy: bad }, 400), err('Invalid topics_policy'));
+    }
+    assert.deepEqual(await patch(hamlet, { topics_policy: 'allow_empty_topic' }, 400), err('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'));
+    // The older spelling turns it back; topics_policy wins when both are given.
+    assert.deepEqual(await patch(admin, { mandatory_topics: false }), ok({ mandatory_topics: false }));
+    assert.deepEqual(await patch(admin, { mandatory_topics: false, topics_policy: 'allow_empty_topic' }), ok({ topics_policy: 2 }));
+    assert.deepEqual(await realmEvents(), [
+      updateDict({ topics_policy: 'disable_empty_topic', mandatory_topics: true }),
+      updateDict({ topics_policy: 'allow_empty_topic', mandatory_topics: false }),
+    ]);
+    res = await t.api(hamlet, 'POST', '/messages', { type: 'channel', to: inherit, topic: '', content: 'x' });
+    assert.equal(res.status, 200, res.text);
+  });
+
+  it('message_edit_history_visibility_policy: the policy in the event, allow_edit_history follows', async () => {
+    const { admin, hamlet } = t.users;
+    const channel = await createChannel(t, admin, 'history', [hamlet]);
+    const res = await t.api(hamlet, 'POST', '/messages', { type: 'channel', to: channel, topic: 't', content: 'x' });
+    const history = () => t.api(hamlet, 'GET', `/messages/${res.body.id}/history`);
+    assert.deepEqual(await patch(admin, { message_edit_history_visibility_policy: 'none' }), ok({ message_edit_history_visibility_policy: 3 }));
+    assert.deepEqual((await history()).body, err('Message edit history is disabled in this organization'));
+    assert.deepEqual(await patch(admin, { message_edit_history_visibility_policy: 'moves' }), ok({ message_edit_history_visibility_policy: 2 }));
+    assert.deepEqual(await patch(admin, { message_edit_history_visibility_policy: 'moves' }), ok({ message_edit_history_visibility_policy: 2 }));
+    assert.equal((await history()).status, 200);
+    assert.deepEqual(await realmEvents(), [update('message_edit_history_visibility_policy', 'none'), update('message_edit_history_visibility_policy', 'moves')]);
+    assert.deepEqual(await state(['realm_message_edit_history_visibility_policy', 'realm_allow_edit_history']), {
+      realm_message_edit_history_visibility_policy: 'moves',
+      realm_allow_edit_history: true,
+    });
+    assert.deepEqual(await patch(admin, { message_edit_history_visibility_policy: 'some' }, 400), err('Invalid message_edit_history_visibility_policy'));
+    assert.deepEqual(await patch(admin, { message_edit_history_visibility_policy: 'all' }), ok({ message_edit_history_visibility_policy: 1 }));
+    assert.deepEqual(await state(['realm_message_edit_history_visibility_policy']), { realm_message_edit_history_visibility_policy: 'all' });
+  });
+
+  it('booleans, digest_weekday, giphy_rating, video_chat_provider, default_code_block_language (administrators)', async () => {
+    const { admin } = t.users;
+    const keys = [
+      'default_code_block_language',
+      'digest_emails_enabled',
+      'digest_weekday',
+      'enable_read_receipts',
+      'giphy_rating',
+      'inline_image_preview',
+      'inline_url_embed_preview',
+      'message_content_allowed_in_email_notifications',
+      'video_chat_provider',
+      'want_advertise_in_communities_directory',
+    ];
+    const realmKeys = keys.map((k) => `realm_${k}`);
+    const defaults = {
+      realm_default_code_block_language: '',
+      realm_digest_emails_enabled: false,
+      realm_digest_weekday: 1,
+      realm_enable_read_receipts: false,
+      realm_giphy_rating: 2,
+      realm_inline_image_preview: true,
+      realm_inline_url_embed_preview: false,
+      realm_message_content_allowed_in_email_notifications: true,
+      realm_video_chat_provider: 1,
+      realm_want_advertise_in_communities_directory: false,
+    };
+    assert.deepEqual(await state(realmKeys), defaults);
+    const changed = {
+      default_code_block_language: 'python',
+      digest_emails_enabled: true,
+      digest_weekday: 4,
+      enable_read_receipts: true,
+      giphy_rating: 0,
+      inline_image_preview: false,
+      inline_url_embed_preview: true,
+      message_content_allowed_in_email_notifications: false,
+      video_chat_provider: 0,
+      want_advertise_in_communities_directory: true,
+    };
+    // Strings are "updated" in the reply; the event and the state have the value.
+    assert.deepEqual(await patch(admin, changed), ok({ ...changed, default_code_block_language: 'updated' }));
+    assert.deepEqual(await realmEvents(), keys.map((k) => update(k, changed[k as keyof typeof changed])));
+    assert.deepEqual(await state(realmKeys), Object.fromEntries(keys.map((k) => [`realm_${k}`, changed[k as keyof typeof changed]])));
+    // The same values again: nothing to say.
+    assert.deepEqual(await patch(admin, changed), ok());
+    assert.deepEqual(await patch(admin, { video_chat_provider: 3 }, 400), err('Invalid video_chat_provider 3'));
+    assert.deepEqual(await patch(admin, { giphy_rating: 6 }, 400), err('Invalid giphy_rating 6'));
+    assert.deepEqual(await patch(admin, { digest_weekday: 7 }, 400), err('Invalid digest_weekday'));
+    assert.deepEqual(await patch(admin, { digest_weekday: '"monday"' }, 400), err('digest_weekday is not an integer'));
+    assert.deepEqual(await patch(admin, { inline_image_preview: 'yes' }, 400), err('inline_image_preview is not valid JSON'));
+    assert.deepEqual(await patch(t.users.moderator, { digest_emails_enabled: false }, 400), err('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'));
+    // Back to the defaults (the empty default code block language is a change too).
+    assert.deepEqual(
+      await patch(admin, {
+        default_code_block_language: '',
+        digest_emails_enabled: false,
+        digest_weekday: 1,
+        enable_read_receipts: false,
+        giphy_rating: 2,
+        inline_image_preview: true,
+        inline_url_embed_preview: false,
+        message_content_allowed_in_email_notifications: true,
+        video_chat_provider: 1,
+        want_advertise_in_communities_directory: false,
+      }),
+      ok({
+        default_code_block_language: 'updated',
+        digest_emails_enabled: false,
+        digest_weekday: 1,
+        enable_read_receipts: false,
+        giphy_rating: 2,
+        inline_image_preview: true,
+        inline_url_embed_preview: false,
+        message_content_allowed_in_email_notifications: true,
+        video_chat_provider: 1,
+        want_advertise_in_communities_directory: false,
+      }),
+    );
+    assert.deepEqual(await state(realmKeys), defaults);
+  });
+
+  it('jitsi_server_url: a JSON string, a URL or "default" (null)', async () => {
+    const { admin } = t.users;
+    // "default" while already default: nothing.
+    assert.deepEqual(await patch(admin, { jitsi_server_url: '"default"' }), ok());
+    assert.deepEqual(await patch(admin, { jitsi_server_url: '"https://jitsi.example.com"' }), ok({ jitsi_server_url: 'updated' }));
+    assert.deepEqual(await state(['realm_jitsi_server_url']), { realm_jitsi_server_url: 'https://jitsi.example.com' });
+    assert.deepEqual(await patch(admin, { jitsi_server_url: '"default"' }), ok({ jitsi_server_url: null }));
+    assert.deepEqual(await realmEvents(), [update('jitsi_server_url', 'https://jitsi.example.com'), update('jitsi_server_url', null)]);
+    assert.deepEqual(await state(['realm_jitsi_server_url']), { realm_jitsi_server_url: null });
+    const notAllowed = err('jitsi_server_url is not an allowed_type');
+    for (const bad of ['""', '"invalidURL"', '"javascript:alert(1)"', JSON.stringify(`https://jitsi.example.com/${'a'.repeat(180)}`)]) {
+      assert.deepEqual(await patch(admin, { jitsi_server_url: bad }, 400), notAllowed, bad);
+    }
+    assert.deepEqual(await patch(admin, { jitsi_server_url: '12' }, 400), err('jitsi_server_url is not a string'));
+    assert.deepEqual(await patch(admin, { jitsi_server_url: 'https://jitsi.example.com' }, 400), err('jitsi_server_url is not valid JSON'));
+  });
+
+  it('org_type: one of the organization types; announced and in the reply even when unchanged', async () => {
+    const { admin } = t.users;
+    assert.deepEqual(await patch(admin, { org_type: 20 }), ok({ org_type: 20 }));
+    assert.deepEqual(await patch(admin, { org_type: 20 }), ok({ org_type: 20 }));
+    assert.deepEqual(await realmEvents(), [update('org_type', 20), update('org_type', 20)]);
+    assert.deepEqual(await state(['realm_org_type']), { realm_org_type: 20 });
+    assert.deepEqual(await patch(admin, { org_type: 15 }, 400), err('Invalid org_type'));
+    await patch(admin, { org_type: 0 });
   });
 });
