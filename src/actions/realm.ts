@@ -3,7 +3,8 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { nowSeconds } from '../lib/clock';
 import { NOBODY_GROUP, ROLE, SYSTEM_GROUPS } from '../lib/roles';
-import { findRealm, REALM_GROUP_SETTING_DEFAULTS } from '../lib/realm';
+import { findRealm } from '../lib/realm';
+import { REALM_CHANGEABLE_GROUP_SETTINGS, REALM_GROUP_SETTING_RULES } from '../lib/realm-settings';
 import { doCreateUser, type CreatedUser } from './users';
 
 export interface NewRealm {
@@ -53,9 +54,11 @@ export function doCreateRealm(app: App, spec: NewRealm): { realmId: number; owne
          can_mention_group = ?, can_remove_members_group = ? WHERE realm_id = ? AND is_system_group = 1`,
     ).run(ids[NOBODY_GROUP], ids[NOBODY_GROUP], ids[NOBODY_GROUP], ids[NOBODY_GROUP], ids['role:everyone'], ids[NOBODY_GROUP], realmId);
     const setGroup = (column: string, groupId: number) =>
-      // column names come from the constant table above, never from input
+      // column names come from the constant table in lib/realm-settings, never from input
       app.db.prepare(`UPDATE realm SET ${column} = ? WHERE id = ?`).run(groupId, realmId);
-    for (const [column, group] of Object.entries(REALM_GROUP_SETTING_DEFAULTS)) setGroup(column, ids[group]);
+    // Each setting starts at Zulip's default_group_name, what server_supported_permission_settings
+    // reports (Zulip's test_do_create_realm checks the same).
+    for (const column of REALM_CHANGEABLE_GROUP_SETTINGS) setGroup(column, ids[REALM_GROUP_SETTING_RULES[column].defaultGroupName]);
     const owner = doCreateUser(app, {
       realmId,
       email: spec.ownerEmail,

@@ -53,29 +53,3 @@ export function systemGroupId(db: Db, realmId: number, name: string): number {
   return row.id;
 }
 
-// Realm permission settings and the system group each defaults to (Zulip's defaults).
-export const REALM_GROUP_SETTING_DEFAULTS: Record<string, string> = {
-  can_access_all_users_group: 'role:everyone',
-  can_create_public_channel_group: 'role:members',
-  can_create_private_channel_group: 'role:members',
-  can_create_web_public_channel_group: 'role:owners',
-  can_add_subscribers_group: 'role:members',
-  can_invite_users_group: 'role:members',
-  can_create_groups: 'role:members',
-  can_manage_all_groups: 'role:administrators',
-  can_mention_many_users_group: 'role:administrators',
-  can_move_messages_between_channels_group: 'role:members',
-  can_move_messages_between_topics_group: 'role:everyone',
-  can_delete_any_message_group: 'role:administrators',
-  can_delete_own_message_group: 'role:everyone',
-  can_resolve_topics_group: 'role:everyone',
-  can_create_bots_group: 'role:members',
-  can_create_write_only_bots_group: 'role:members',
-  can_add_custom_emoji_group: 'role:members',
-  can_set_delete_message_policy_group: 'role:moderators',
-  can_set_topics_policy_group: 'role:moderators',
-  can_summarize_topics_group: 'role:everyone',
-  direct_message_initiator_group: 'role:everyone',
-  direct_message_permission_group: 'role:everyone',
-  create_multiuse_invite_group: 'role:administrators',
-};

@@ -4,7 +4,7 @@ import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { groupSettingForApi } from './groups';
 import { STREAM_GROUP_SETTINGS } from './streams';
-import { REALM_GROUP_SETTING_DEFAULTS } from './realm';
+import { REALM_CHANGEABLE_GROUP_SETTINGS } from './realm-settings';
 
 /** The group settings every named group carries, with Zulip's rules and creation defaults. */
 export const GROUP_SETTINGS = [
@@ -133,7 +133,7 @@ function settingUses(db: Db, settingGroupId: number | null, groupId: number): bo
 }
 
 // The organization's group settings, in the (alphabetical) order objections list them.
-const REALM_SETTING_COLUMNS = Object.keys(REALM_GROUP_SETTING_DEFAULTS).sort();
+const REALM_SETTING_COLUMNS = [...REALM_CHANGEABLE_GROUP_SETTINGS].sort();
 
 /**
  * Where a group is in use (Zulip's objections of CANNOT_DEACTIVATE_GROUP_IN_USE, in its order): as a

@@ -197,9 +197,15 @@ describe('POST /messages', () => {
     assert.equal(res.status, 200, res.text);
   });
 
-  it('refuses topics_policy from members without the organization permission', async () => {
-    const res = await t.api(t.users.hamlet, 'POST', '/channels/create', { name: 'member-policy', subscribers: [], topics_policy: 'disable_empty_topic' });
-    assert.deepEqual(res.body, err('Insufficient permission'));
+  it('refuses topics_policy from users outside can_set_topics_policy_group (role:members by default, as Zulip)', async () => {
+    const res = await t.api(t.users.guest, 'POST', '/channels/create', { name: 'guest-policy', subscribers: [], topics_policy: 'disable_empty_topic' });
+    assert.deepEqual(res.body, err('Not allowed for guest users'));
+    const members = await t.api(t.users.hamlet, 'POST', '/channels/create', { name: 'member-policy', subscribers: [], topics_policy: 'disable_empty_topic' });
+    assert.equal(members.status, 200, members.text);
+    const admin = await t.api(t.users.admin, 'PATCH', '/realm', { can_set_topics_policy_group: JSON.stringify({ new: t.app.db.prepare("SELECT id FROM user_group WHERE name = 'role:moderators'").pluck().get() }) });
+    assert.equal(admin.status, 200, admin.text);
+    const res2 = await t.api(t.users.hamlet, 'POST', '/channels/create', { name: 'member-policy-2', subscribers: [], topics_policy: 'disable_empty_topic' });
+    assert.deepEqual(res2.body, err('Insufficient permission'));
   });
 
   it('private channel, not subscribed: not authorized; the sending bot\'s owner counts', async () => {

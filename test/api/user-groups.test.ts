@@ -166,10 +166,11 @@ describe('PATCH /user_groups/{id}', () => {
     assert.deepEqual((await t.api(t.users.owner, 'PATCH', `/user_groups/${sys['role:members']}`, { name: 'x' })).body, bad('Insufficient permission'));
     assert.deepEqual((await t.api(t.users.owner, 'PATCH', '/user_groups/9999', { name: 'x' })).body, bad('Invalid user group'));
     assert.deepEqual((await t.api(t.users.othello, 'PATCH', `/user_groups/${id}`, { name: 'x' })).body, bad('Insufficient permission'));
-    // Role matrix: can_manage_all_groups (administrators here) lets admins and owners in; moderators and members are not.
+    // Role matrix: can_manage_all_groups (role:owners, Zulip's default) lets owners in; administrators,
+    // moderators and members are not.
     for (const [u, allowed] of [
       [t.users.owner, true],
-      [t.users.admin, true],
+      [t.users.admin, false],
       [t.users.moderator, false],
       [t.users.othello, false],
     ] as const) {
@@ -199,7 +200,9 @@ describe('POST /user_groups/{id}/members', () => {
     assert.deepEqual((await groupById(id)).members, [h.id]);
     // Others need can_add_members_group / can_remove_members_group.
     assert.deepEqual((await post({ add: [t.users.admin.id] }, o)).body, bad('Insufficient permission'));
-    assert.deepEqual((await post({ add: [o.id] }, t.users.admin)).body, ok);
+    // can_manage_all_groups is role:owners by default (Zulip's default_group_name).
+    assert.deepEqual((await post({ add: [o.id] }, t.users.admin)).body, bad('Insufficient permission'));
+    assert.deepEqual((await post({ add: [o.id] }, t.users.owner)).body, ok);
   });
 
   it('lets users join through can_join_group and leave through can_leave_group', async () => {
