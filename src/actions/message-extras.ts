@@ -5,6 +5,7 @@ import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import { FLAG, topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
+import { realmExtraSetting } from '../lib/realm-settings';
 import { accessStreamById, canAccessStreamContent, type StreamRow } from '../lib/streams';
 import type { UserRow } from '../lib/users';
 import { queueRemovePush } from '../push/remove';
@@ -203,6 +204,10 @@ export function htmlDiff(before: string, after: string): string {
  */
 export function readReceipts(app: App, user: UserRow, messageId: number): number[] {
   const m = accessMessage(app, user, messageId);
+  // As Zulip: the message is checked first, then the organization setting.
+  if (!realmExtraSetting(getRealmById(app.db, user.realm_id), 'enable_read_receipts')) {
+    throw errors.badRequest('Read receipts are disabled in this organization.');
+  }
   return (
     stmt(
       app.db,

@@ -462,7 +462,7 @@ registerStateProvider('realm', (app, user, opts) => {
     realm_jitsi_server_url: null,
     realm_giphy_rating: 2,
     realm_default_code_block_language: '',
-    realm_enable_read_receipts: false,
+    realm_enable_read_receipts: true, // see REALM_EXTRA_SETTING_DEFAULTS
     realm_enable_guest_user_dm_warning: true,
     realm_enable_guest_user_indicator: true,
     realm_require_e2ee_push_notifications: false,

@@ -50,7 +50,9 @@ export const REALM_EXTRA_SETTING_DEFAULTS = {
   default_code_block_language: '',
   digest_emails_enabled: false,
   digest_weekday: 1,
-  enable_read_receipts: false,
+  // Zulip's do_create_realm turns read receipts on for closed organizations, and Parley's are created
+  // invite-only (invite_required 1), as Zulip's default.
+  enable_read_receipts: true,
   giphy_rating: 2,
   inline_image_preview: true,
   inline_url_embed_preview: false,

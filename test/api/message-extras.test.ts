@@ -290,6 +290,24 @@ describe('GET /messages/{message_id}/read_receipts', () => {
     t.app.db.prepare('DELETE FROM muted_user').run();
   });
 
+  it('refuses while the organization has read receipts off (on by default), after the access check', async () => {
+    const id = await sendDirect(t, t.users.hamlet, [t.users.othello], 'receipts off');
+    const off = await t.api(t.users.admin, 'PATCH', '/realm', { enable_read_receipts: false });
+    assert.deepEqual(off.body, { ...SUCCESS, enable_read_receipts: false });
+    try {
+      let res = await t.api(t.users.othello, 'GET', `/messages/${id}/read_receipts`);
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, err('Read receipts are disabled in this organization.'));
+      // A message the user cannot read is still "Invalid message(s)" first, as in Zulip.
+      res = await t.api(t.users.moderator, 'GET', `/messages/${id}/read_receipts`);
+      assert.deepEqual(res.body, err('Invalid message(s)'));
+    } finally {
+      await t.api(t.users.admin, 'PATCH', '/realm', { enable_read_receipts: true });
+    }
+    const res = await t.api(t.users.othello, 'GET', `/messages/${id}/read_receipts`);
+    assert.deepEqual(res.body, { ...SUCCESS, user_ids: [] });
+  });
+
   it('access like GET /messages/{id}', async () => {
     const id = await sendDirect(t, t.users.hamlet, [t.users.othello], 'private');
     let res = await t.api(t.users.moderator, 'GET', `/messages/${id}/read_receipts`);
