@@ -6,7 +6,7 @@ import { errors, JsonableError } from '../http/errors';
 import { nowSeconds } from '../lib/clock';
 import { groupSettingForApi, isUserInGroup, storeGroupSetting, type GroupSettingValue } from '../lib/groups';
 import { getRealmById, systemGroupId } from '../lib/realm';
-import { ROLE } from '../lib/roles';
+import { ROLE, systemGroupForRole } from '../lib/roles';
 import {
   directMemberIds,
   directSubgroupIds,
@@ -363,32 +363,14 @@ export function doDeactivateUserGroup(app: App, user: UserRow, groupId: number):
 }
 
 /**
- * The system group a role puts a user in directly (Zulip's get_system_user_group_for_user). Members
- * are also direct members of role:fullmembers once past the waiting period (updateFullMembersGroup).
- */
-export function systemGroupForRoleMembership(role: number): string {
-  switch (role) {
-    case ROLE.OWNER:
-      return 'role:owners';
-    case ROLE.ADMINISTRATOR:
-      return 'role:administrators';
-    case ROLE.MODERATOR:
-      return 'role:moderators';
-    case ROLE.MEMBER:
-      return 'role:members';
-    default:
-      return 'role:everyone';
-  }
-}
-
-/**
  * Moves a user's direct system-group membership from `oldRole`'s group to `newRole`'s, with Zulip's
  * events (do_change_user_role: remove_members, add_members, then the full-members update when the
- * member role is involved). A new user (`oldRole` null) gets the rows without events, as before.
+ * member role is involved). A new user (`oldRole` null) gets add_members only (do_create_user), sent
+ * after the caller's realm_user add.
  */
 export function syncSystemGroupsForRole(app: App, target: UserRow, oldRole: number | null, newRole: number): void {
-  const before = oldRole === null ? null : systemGroupForRoleMembership(oldRole);
-  const after = systemGroupForRoleMembership(newRole);
+  const before = oldRole === null ? null : systemGroupForRole(oldRole);
+  const after = systemGroupForRole(newRole);
   if (before !== after) {
     if (before !== null) {
       const gid = systemGroupId(app.db, target.realm_id, before);

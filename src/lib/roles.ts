@@ -24,7 +24,10 @@ export const SYSTEM_GROUPS = [
 export const NOBODY_GROUP = 'role:nobody';
 export type SystemGroupName = (typeof SYSTEM_GROUPS)[number] | typeof NOBODY_GROUP;
 
-/** The system group whose direct members are exactly the users with `role`. */
+/**
+ * The system group a role puts a user in directly (Zulip's get_system_user_group_for_user). Members
+ * are also direct members of role:fullmembers once past the waiting period (updateFullMembersGroup).
+ */
 export function systemGroupForRole(role: number): SystemGroupName {
   switch (role) {
     case ROLE.OWNER:
@@ -34,7 +37,7 @@ export function systemGroupForRole(role: number): SystemGroupName {
     case ROLE.MODERATOR:
       return 'role:moderators';
     case ROLE.MEMBER:
-      return 'role:fullmembers';
+      return 'role:members';
     default:
       return 'role:everyone';
   }
