@@ -26,7 +26,7 @@ import { nowSeconds } from '../lib/clock';
 import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
 import { presencesForUser } from '../lib/presence';
 import { getRealmById, type RealmRow } from '../lib/realm';
-import { REALM_GROUP_SETTING_RULES } from '../lib/realm-settings';
+import { REALM_EXTRA_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES } from '../lib/realm-settings';
 import { avatarUrl, formatUser, isAdmin, isBot, isGuest, isOwner, isoTime, type UserRow } from '../lib/users';
 import { ROLE } from '../lib/roles';
 import { formatField, listFields } from '../lib/profile-fields';
@@ -446,27 +446,27 @@ registerStateProvider('realm', (app, user, opts) => {
     realm_waiting_period_threshold: realm.waiting_period_threshold,
     realm_enable_spectator_access: bool(realm.enable_spectator_access),
     realm_welcome_message_custom_text: realm.welcome_message_custom_text ?? '',
-    realm_digest_emails_enabled: false,
-    realm_digest_weekday: 1,
+    realm_digest_emails_enabled: REALM_EXTRA_SETTING_DEFAULTS.digest_emails_enabled,
+    realm_digest_weekday: REALM_EXTRA_SETTING_DEFAULTS.digest_weekday,
     realm_email_changes_disabled: false,
     realm_name_changes_disabled: false,
     realm_avatar_changes_disabled: false,
     realm_require_unique_names: false,
-    realm_inline_image_preview: true,
-    realm_inline_url_embed_preview: false,
+    realm_inline_image_preview: REALM_EXTRA_SETTING_DEFAULTS.inline_image_preview,
+    realm_inline_url_embed_preview: REALM_EXTRA_SETTING_DEFAULTS.inline_url_embed_preview,
     realm_send_welcome_emails: true,
-    realm_send_channel_events_messages: true,
-    realm_message_content_allowed_in_email_notifications: true,
-    realm_want_advertise_in_communities_directory: false,
-    realm_video_chat_provider: 1,
-    realm_jitsi_server_url: null,
-    realm_giphy_rating: 2,
-    realm_default_code_block_language: '',
-    realm_enable_read_receipts: true, // see REALM_EXTRA_SETTING_DEFAULTS
+    realm_send_channel_events_messages: REALM_EXTRA_SETTING_DEFAULTS.send_channel_events_messages,
+    realm_message_content_allowed_in_email_notifications: REALM_EXTRA_SETTING_DEFAULTS.message_content_allowed_in_email_notifications,
+    realm_want_advertise_in_communities_directory: REALM_EXTRA_SETTING_DEFAULTS.want_advertise_in_communities_directory,
+    realm_video_chat_provider: REALM_EXTRA_SETTING_DEFAULTS.video_chat_provider,
+    realm_jitsi_server_url: REALM_EXTRA_SETTING_DEFAULTS.jitsi_server_url,
+    realm_giphy_rating: REALM_EXTRA_SETTING_DEFAULTS.giphy_rating,
+    realm_default_code_block_language: REALM_EXTRA_SETTING_DEFAULTS.default_code_block_language,
+    realm_enable_read_receipts: REALM_EXTRA_SETTING_DEFAULTS.enable_read_receipts,
     realm_enable_guest_user_dm_warning: true,
     realm_enable_guest_user_indicator: true,
     realm_require_e2ee_push_notifications: false,
-    realm_org_type: 0,
+    realm_org_type: REALM_EXTRA_SETTING_DEFAULTS.org_type,
     realm_plan_type: 1,
     zulip_plan_is_not_limited: true,
     upgrade_text_for_wide_organization_logo: 'Available on Zulip Cloud Standard. Upgrade to access.',
