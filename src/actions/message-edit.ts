@@ -6,7 +6,8 @@ import { stmt } from '../db/stmt';
 import { errors, JsonableError } from '../http/errors';
 import { nowSeconds } from '../lib/clock';
 import { isUserInGroup } from '../lib/groups';
-import { flagNames, type MessageRow } from '../lib/messages';
+import { flagNames, messageRecipientIds, type MessageRow } from '../lib/messages';
+import { messageUserRows } from '../lib/user-messages';
 import { FLAG, topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { renderMessage } from '../lib/render';
@@ -142,7 +143,8 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
     }
 
     // Moving to another channel: its subscribers gain rows (as read); users who can no longer see the
-    // messages lose theirs.
+    // messages lose theirs. Every row is a written one by now: changing a message's channel first
+    // wrote the implied rows of both channels' subscribers (schema.sql, trigger message_move_cursor).
     const losing = new Set<number>();
     if (newStream && stream) {
       const subs = new Set(subscriberIds(app.db, newStream.id));
@@ -164,7 +166,7 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
 
     const ids = affected.map((x) => x.id);
     app.batch.onCommit(() => {
-      const rows = stmt(app.db, 'SELECT user_id, flags FROM usermessage WHERE message_id = ?').all(m.id) as { user_id: number; flags: number }[];
+      const rows = messageUserRows(app.db, m.id);
       const event: Record<string, unknown> = {
         type: 'update_message',
         user_id: user.id,
@@ -192,7 +194,7 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
         }
       }
       const recipients = new Set<number>(rows.map((r) => r.user_id));
-      for (const id2 of ids) for (const r of stmt(app.db, 'SELECT user_id FROM usermessage WHERE message_id = ?').all(id2) as { user_id: number }[]) recipients.add(r.user_id);
+      for (const id2 of ids) for (const uid of messageRecipientIds(app.db, id2)) recipients.add(uid);
       app.events.send(event as { type: string }, [...recipients]);
       if (losing.size) {
         app.events.send({ type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: stream?.id, topic: origTopic }, [...losing]);

@@ -10,6 +10,7 @@ import { accessStreamById, canAccessStreamContent, type StreamRow } from '../lib
 import type { UserRow } from '../lib/users';
 import { queueRemovePush } from '../push/remove';
 import { accessMessage } from './messages';
+import { materializeUserMessages } from '../lib/user-messages';
 
 /** Zulip marks read in batches of this many rows, newest first. */
 export const MARK_READ_BATCH = 2000;
@@ -34,10 +35,11 @@ function markRowsRead(app: App, userId: number, ids: number[]): void {
  */
 export function doMarkAllAsRead(app: App, user: UserRow, timeoutMs = MARK_ALL_TIMEOUT_MS): { complete: boolean; count: number } {
   return app.batch.write(() => {
+    materializeUserMessages(app.db, user.id);
     const started = Date.now();
     const next = stmt(
       app.db,
-      `SELECT message_id FROM usermessage WHERE user_id = ? AND (flags & ${FLAG.read}) = 0 ORDER BY message_id DESC LIMIT ${MARK_READ_BATCH}`,
+      `SELECT message_id FROM usermessage INDEXED BY usermessage_unread WHERE user_id = ? AND (flags & ${FLAG.read}) = 0 ORDER BY message_id DESC LIMIT ${MARK_READ_BATCH}`,
     );
     let count = 0;
     let complete = true;
@@ -77,6 +79,7 @@ export function topicFromClient(realm: RealmRow, topic: string): string {
 export function doMarkChannelAsRead(app: App, user: UserRow, streamId: number, topic?: string): { count: number } {
   return app.batch.write(() => {
     const s = accessStreamContent(app, user, streamId);
+    materializeUserMessages(app.db, user.id);
     let topicName: string | undefined;
     if (topic !== undefined) {
       topicName = topicFromClient(getRealmById(app.db, user.realm_id) as RealmRow, topic);
@@ -90,7 +93,7 @@ export function doMarkChannelAsRead(app: App, user: UserRow, streamId: number, t
     const ids = (
       stmt(
         app.db,
-        `SELECT um.message_id FROM usermessage um JOIN message m ON m.id = um.message_id
+        `SELECT um.message_id FROM usermessage um INDEXED BY usermessage_unread JOIN message m ON m.id = um.message_id
          WHERE um.user_id = ? AND (um.flags & ${FLAG.read}) = 0 AND m.stream_id = ? AND (? IS NULL OR m.topic_key = ?)
          ORDER BY um.message_id`,
       ).all(user.id, s.id, topicName === undefined ? null : topicKey(topicName), topicName === undefined ? null : topicKey(topicName)) as {
@@ -208,6 +211,7 @@ export function readReceipts(app: App, user: UserRow, messageId: number): number
   if (!realmExtraSetting(getRealmById(app.db, user.realm_id), 'enable_read_receipts')) {
     throw errors.badRequest('Read receipts are disabled in this organization.');
   }
+  // Only written rows can have the read flag (implied rows are unread).
   return (
     stmt(
       app.db,

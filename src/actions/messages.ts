@@ -36,6 +36,7 @@ import { sendTimeFlags } from './alert-words';
 import { queueRemovePush } from '../push/remove';
 import { queueMessagePush } from './push';
 import { streamViewers } from './streams';
+import { materializeUserMessages } from '../lib/user-messages';
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -246,21 +247,25 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     const base = directGroupId !== null ? FLAG.is_private : 0;
     const readBySender = req.readBySender ?? true;
     const all = recipients.includes(sender.id) ? recipients : [...recipients, sender.id];
-    // One statement for every recipient's row (the loop runs inside SQLite), then the few rows whose
-    // flags differ: mentioned users and the sender.
-    stmt(app.db, 'INSERT OR IGNORE INTO usermessage (user_id, message_id, flags) SELECT value, ?, ? FROM json_each(?)').run(id, base, JSON.stringify(all));
     if (readBySender) mentions.set(sender.id, (mentions.get(sender.id) ?? 0) | FLAG.read);
     for (const uid of req.readBy ?? []) mentions.set(uid, (mentions.get(uid) ?? 0) | FLAG.read);
     // has_alert_word, and already read for users who muted the sender (src/actions/alert-words.ts).
     for (const [uid, bits] of sendTimeFlags(app, sender, content, all)) mentions.set(uid, (mentions.get(uid) ?? 0) | bits);
-    const setFlags = stmt(app.db, 'UPDATE usermessage SET flags = flags | ? WHERE user_id = ? AND message_id = ?');
-    for (const [uid, bits] of mentions) if (all.includes(uid)) setFlags.run(bits, uid, id);
+    // A channel's subscribers have the message by implication, unread and unflagged (schema.sql,
+    // usermessage_cursor): only the rows that differ are written, usually just the sender's. Every
+    // participant of a direct message gets a row (is_private).
+    const flagsWritten = new Map<number, number>();
+    const insertRow = stmt(app.db, 'INSERT INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)');
+    for (const uid of all) {
+      const bits = base | (mentions.get(uid) ?? 0);
+      flagsWritten.set(uid, bits);
+      // The sender may not be subscribed: theirs is always written.
+      if (bits !== 0 || stream === null || uid === sender.id) insertRow.run(uid, id, bits);
+    }
     linkUploads(app, sender, id, rendered);
     if (stream && stream.first_message_id === null) {
       stmt(app.db, 'UPDATE stream SET first_message_id = ? WHERE id = ?').run(id, stream.id);
     }
-    // The flags just written, so the announcement needs no second look at the rows.
-    const flagsWritten = new Map(all.map((uid) => [uid, base | (mentions.get(uid) ?? 0)]));
     app.batch.onCommit(() => {
       announceMessage(app, row, flagsWritten, { localId: req.localId, queueId: req.queueId, senderId: sender.id });
       queueMessagePush(app, id, flagsWritten); // returns at once; the work runs on a later turn
@@ -371,7 +376,9 @@ export function doReaction(app: App, user: UserRow, messageId: number, spec: Rea
         emoji.code,
       );
       if (exists) throw new JsonableError('Reaction already exists.', { code: 'REACTION_ALREADY_EXISTS' });
-      // Reacting to a message the user never received gives them a (historical) row, as in Zulip.
+      // Reacting to a message the user never received gives them a (historical) row, as in Zulip
+      // (their implied rows written first: an implied row is one they received).
+      materializeUserMessages(app.db, user.id);
       stmt(app.db, 'INSERT OR IGNORE INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)').run(user.id, messageId, FLAG.read | FLAG.historical);
       stmt(app.db, 'INSERT INTO reaction (message_id, user_id, emoji_name, emoji_code, reaction_type) VALUES (?, ?, ?, ?, ?)').run(
         messageId,
@@ -418,6 +425,7 @@ export function editableFlag(flag: string): number {
 export function applyFlag(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): number[] {
   const bit = editableFlag(flag);
   const changed: number[] = [];
+  materializeUserMessages(app.db, user.id); // the rows below are updated in place
   const update = stmt(app.db, 'UPDATE usermessage SET flags = ? WHERE user_id = ? AND message_id = ?');
   for (const id of ids) {
     let flags = userFlags(app.db, user.id, id);

@@ -7,6 +7,7 @@ import { nowSeconds } from '../lib/clock';
 import { FLAG } from '../lib/narrow';
 import { accessibleUsers } from '../lib/access';
 import { accessUserById, type UserRow } from '../lib/users';
+import { materializeUserMessages } from '../lib/user-messages';
 
 /** The user's mutes as the muted_users event and register list them. */
 export function listMutedUsers(app: App, userId: number): { id: number; timestamp: number }[] {
@@ -41,10 +42,11 @@ export function doMuteUser(app: App, user: UserRow, targetId: number): void {
     }
     stmt(app.db, 'INSERT INTO muted_user (user_id, muted_user_id, date_muted) VALUES (?, ?, ?)').run(user.id, target.id, nowSeconds(app.clock));
     // Zulip's do_mark_muted_user_messages_as_read.
+    materializeUserMessages(app.db, user.id);
     const unread = (
       stmt(
         app.db,
-        `SELECT um.message_id FROM usermessage um JOIN message m ON m.id = um.message_id
+        `SELECT um.message_id FROM usermessage um INDEXED BY usermessage_unread JOIN message m ON m.id = um.message_id
          WHERE um.user_id = ? AND m.sender_id = ? AND (um.flags & ${FLAG.read}) = 0 ORDER BY um.message_id`,
       ).all(user.id, target.id) as { message_id: number }[]
     ).map((r) => r.message_id);

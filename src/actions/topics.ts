@@ -8,6 +8,7 @@ import { getRealmById, type RealmRow } from '../lib/realm';
 import { accessStreamById, canAccessStreamContent, canAccessStreamHistory } from '../lib/streams';
 import { isAdmin, type UserRow } from '../lib/users';
 import { deleteMessages } from './messages';
+import { materializeUserMessages } from '../lib/user-messages';
 
 /** GET /users/me/{stream_id}/topics: newest first, only what the user can read. */
 export function listTopics(app: App, user: UserRow, streamId: number, allowEmptyTopicName: boolean): { name: string; max_id: number }[] {
@@ -15,7 +16,9 @@ export function listTopics(app: App, user: UserRow, streamId: number, allowEmpty
   // As Zulip: administrators see every channel's metadata, but a topic list is content.
   if (!canAccessStreamContent(app.db, user, s)) throw errors.badRequest('Invalid channel ID');
   const realm = getRealmById(app.db, user.realm_id) as RealmRow;
-  const rows = canAccessStreamHistory(app.db, user, s)
+  const history = canAccessStreamHistory(app.db, user, s);
+  if (!history) materializeUserMessages(app.db, user.id);
+  const rows = history
     ? (stmt(
         app.db,
         `SELECT m.topic AS name, max(m.id) AS max_id FROM message m WHERE m.stream_id = ? GROUP BY m.topic_key ORDER BY max_id DESC`,
@@ -43,6 +46,7 @@ export function doDeleteTopic(app: App, user: UserRow, streamId: number, topicNa
   if (!canAccessStreamContent(app.db, user, s)) throw errors.badRequest('Invalid channel ID');
   // As Zulip: with protected history, only the messages the administrator received can be deleted.
   const onlyOwnRows = !canAccessStreamHistory(app.db, user, s);
+  if (onlyOwnRows) materializeUserMessages(app.db, user.id);
   const realm = getRealmById(app.db, user.realm_id) as RealmRow;
   const key = topicName === realm.empty_topic_display_name ? '' : topicKey(topicName);
   const started = Date.now();

@@ -1,12 +1,67 @@
 // Forward-only migrations tracked with PRAGMA user_version. A new database gets schema.sql whole and
 // the newest version number; an older one runs each later step in order, in one transaction.
+// Steps create new objects from their definitions in schema.sql (schemaStatement), so the file stays
+// the one place a table, index, view or trigger is written down.
 import type Database from 'better-sqlite3';
 import { schemaSql } from './schema-source';
 
 type Db = Database.Database;
 
+/**
+ * The CREATE statement of the named table, index, view or trigger in schema.sql (from its CREATE line
+ * to the `;` that ends it: the line `END;` for a trigger).
+ */
+export function schemaStatement(name: string): string {
+  const lines = schemaSql().split('\n');
+  const head = new RegExp(`^CREATE (?:UNIQUE )?(?:VIRTUAL )?(TABLE|INDEX|VIEW|TRIGGER) ${name}\\b`);
+  const start = lines.findIndex((l) => head.test(l));
+  if (start === -1) throw new Error(`schema.sql has no ${name}`);
+  const trigger = (head.exec(lines[start]) as RegExpExecArray)[1] === 'TRIGGER';
+  for (let i = start; i < lines.length; i++) {
+    const line = lines[i].replace(/--.*$/, '').trimEnd();
+    if (trigger ? line === 'END;' : line.endsWith(';')) return lines.slice(start, i + 1).join('\n');
+  }
+  throw new Error(`schema.sql: ${name} does not end`);
+}
+
+/**
+ * Rebuilds a table as schema.sql now defines it, keeping its rows (SQLite's twelve-step ALTER
+ * procedure; foreign keys are off while the steps run, see migrate). Its indexes are recreated.
+ */
+function rebuildTable(db: Db, table: string, indexes: string[]): void {
+  db.exec(schemaStatement(table).replace(`CREATE TABLE ${table} (`, `CREATE TABLE ${table}_rebuilt (`));
+  const columns = (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[]).map((c) => `"${c.name}"`).join(', ');
+  db.exec(`INSERT INTO ${table}_rebuilt (${columns}) SELECT ${columns} FROM ${table}`);
+  db.exec(`DROP TABLE ${table}`);
+  db.exec(`ALTER TABLE ${table}_rebuilt RENAME TO ${table}`);
+  for (const index of indexes) db.exec(schemaStatement(index));
+}
+
 /** Steps that move a database from version N-1 to N (index 0 moves 1 → 2). schema.sql is version 1 + steps. */
-const STEPS: ((db: Db) => void)[] = [];
+const STEPS: ((db: Db) => void)[] = [
+  // 2: message ids are never reused (AUTOINCREMENT), and a channel message's plain per-user rows are
+  // implied until read (usermessage_cursor). Existing rows are all written: every cursor starts at
+  // the newest message. Pushed messages get their own index.
+  (db) => {
+    rebuildTable(db, 'message', ['message_stream_topic', 'message_stream', 'message_direct_group', 'message_sender']);
+    for (const name of [
+      'usermessage_active_push',
+      'usermessage_cursor',
+      'usermessage_cursor_position',
+      'usermessage_pending',
+      'usermessage_cursor_advance',
+      'usermessage_cursor_forward_only',
+      'subscription_insert_cursor',
+      'subscription_update_cursor',
+      'subscription_delete_cursor',
+      'user_active_cursor',
+      'message_move_cursor',
+    ]) {
+      db.exec(schemaStatement(name));
+    }
+    db.exec('INSERT INTO usermessage_cursor (user_id, message_id) SELECT id, (SELECT coalesce(max(id), 0) FROM message) FROM user');
+  },
+];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;
 
@@ -17,12 +72,23 @@ export function migrate(db: Db): void {
     throw new Error(`database schema version ${version} is newer than this Parley (${SCHEMA_VERSION})`);
   }
   if (version === SCHEMA_VERSION) return;
-  db.transaction(() => {
-    if (version === 0) {
-      db.exec(schemaSql());
-    } else {
-      for (let v = version; v < SCHEMA_VERSION; v++) STEPS[v - 1](db);
-    }
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  }).immediate();
+  // Rebuilding a table drops the old one, which with foreign keys on would cascade to the rows that
+  // refer to it. The pragma has no effect inside a transaction: it is set around it, and the steps'
+  // result is checked with foreign_key_check before the commit.
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
+  if (version > 0) db.pragma('foreign_keys = OFF');
+  try {
+    db.transaction(() => {
+      if (version === 0) {
+        db.exec(schemaSql());
+      } else {
+        for (let v = version; v < SCHEMA_VERSION; v++) STEPS[v - 1](db);
+        const broken = db.pragma('foreign_key_check') as unknown[];
+        if (broken.length > 0) throw new Error(`migration left ${broken.length} broken foreign key(s): ${JSON.stringify(broken.slice(0, 3))}`);
+      }
+      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    }).immediate();
+  } finally {
+    if (version > 0) db.pragma(`foreign_keys = ${foreignKeys ? 'ON' : 'OFF'}`);
+  }
 }

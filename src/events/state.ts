@@ -22,6 +22,7 @@ import type { App } from '../app';
 import { accessibleUsers, inaccessibleUser } from '../lib/access';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
+import { materializeUserMessages } from '../lib/user-messages';
 import { nowSeconds } from '../lib/clock';
 import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
 import { presencesForUser } from '../lib/presence';
@@ -66,6 +67,8 @@ export function stateEventTypes(): string[] {
 /** Runs every provider the client wants and merges their keys. */
 export function fetchInitialState(app: App, user: UserRow, opts: StateOptions): Record<string, unknown> {
   const state: Record<string, unknown> = {};
+  // Several providers read the user's message rows by user (unread, starred, recent conversations).
+  materializeUserMessages(app.db, user.id);
   for (const p of providers) if (opts.want(p.eventType)) Object.assign(state, p.fn(app, user, opts));
   return state;
 }
@@ -857,7 +860,7 @@ registerStateProvider('alert_words', (app, user) => ({
 
 registerStateProvider('starred_messages', (app, user) => ({
   starred_messages: (
-    stmt(app.db, 'SELECT message_id FROM usermessage WHERE user_id = ? AND (flags & 2) <> 0 ORDER BY message_id').all(user.id) as { message_id: number }[]
+    stmt(app.db, 'SELECT message_id FROM usermessage INDEXED BY usermessage_starred WHERE user_id = ? AND (flags & 2) <> 0 ORDER BY message_id').all(user.id) as { message_id: number }[]
   ).map((r) => r.message_id),
 }));
 

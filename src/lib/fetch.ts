@@ -24,16 +24,34 @@ function whereOf(n: NarrowSql): string {
   return n.where.join(' AND ');
 }
 
+/**
+ * The query for the oldest unread message in the narrow; binds the user id, the narrow's params.
+ * A search walks the full-text matches oldest first and stops at the first unread one (min() would
+ * read every match first); otherwise the user's unread rows are walked oldest first, along the
+ * partial index the condition is written as (schema.sql, usermessage_unread).
+ */
+export function firstUnreadSql(n: NarrowSql): string {
+  const userBase: NarrowSql =
+    n.order === 'message_fts.rowid' ? { ...n, base: 'user' } : { ...n, base: 'user', order: 'um.message_id', userIndex: 'usermessage_unread' };
+  return `SELECT m.id AS id FROM ${fromClause(userBase)} WHERE ${whereOf(n)} AND (um.flags & ${FLAG.read}) = 0 ORDER BY ${idColumn(userBase)} ASC LIMIT 1`;
+}
+
 /** The oldest unread message in the narrow, or null. */
 function firstUnread(app: App, user: UserRow, n: NarrowSql): number | null {
-  const userBase: NarrowSql = { ...n, base: 'user' };
-  // A search walks the full-text matches oldest first and stops at the first unread one; min() would
-  // read every match first.
-  const sql = n.fts
-    ? `SELECT m.id AS id FROM ${fromClause(userBase)} WHERE ${whereOf(n)} AND (um.flags & ${FLAG.read}) = 0 ORDER BY ${idColumn(n)} ASC LIMIT 1`
-    : `SELECT min(m.id) AS id FROM ${fromClause(userBase)} WHERE ${whereOf(n)} AND (um.flags & ${FLAG.read}) = 0`;
-  const row = stmt(app.db, sql).get(user.id, ...n.params) as { id: number | null } | undefined;
+  const row = stmt(app.db, firstUnreadSql(n)).get(user.id, ...n.params) as { id: number | null } | undefined;
   return row?.id ?? null;
+}
+
+/**
+ * The query for a window's side: ids and flag bits of the messages before the anchor (newest first)
+ * or after it (oldest first, the anchor too when `inclusive`); binds the user id, the narrow's params,
+ * the anchor and the limit. The SQL text depends only on the narrow's shape, so the statement cache
+ * serves it.
+ */
+export function windowSql(n: NarrowSql, side: 'before' | 'after', inclusive = false): string {
+  const idCol = idColumn(n);
+  const cmp = side === 'before' ? '<' : inclusive ? '>=' : '>';
+  return `SELECT m.id AS id, um.flags AS flags FROM ${fromClause(n)} WHERE ${whereOf(n)} AND ${idCol} ${cmp} ? ORDER BY ${idCol} ${side === 'before' ? 'DESC' : 'ASC'} LIMIT ?`;
 }
 
 export function resolveAnchor(app: App, user: UserRow, n: NarrowSql, anchor: Anchor): number {
@@ -62,22 +80,14 @@ export function messageWindow(
   numAfter: number,
 ): WindowResult {
   const anchor = resolveAnchor(app, user, n, anchorIn);
-  const from = fromClause(n);
-  const idCol = idColumn(n);
-  const where = whereOf(n);
-  // The SQL text depends only on the narrow's shape, so the statement cache serves it; values are bound.
   const before =
-    numBefore > 0
-      ? (stmt(app.db, `SELECT m.id AS id, um.flags AS flags FROM ${from} WHERE ${where} AND ${idCol} < ? ORDER BY ${idCol} DESC LIMIT ?`)
-          .all(user.id, ...n.params, anchor, numBefore) as { id: number; flags: number | null }[])
-      : [];
+    numBefore > 0 ? (stmt(app.db, windowSql(n, 'before')).all(user.id, ...n.params, anchor, numBefore) as { id: number; flags: number | null }[]) : [];
   // Nothing lies after "newest": skip the query. (It is not free: FTS5 honours a lower rowid bound by
   // walking each term's document list up to it, ~50 ms for a word in every message.)
   const afterLimit = anchor >= LARGER_THAN_MAX_MESSAGE_ID ? 0 : numAfter + (includeAnchor ? 1 : 0);
   const after =
     afterLimit > 0
-      ? (stmt(app.db, `SELECT m.id AS id, um.flags AS flags FROM ${from} WHERE ${where} AND ${idCol} ${includeAnchor ? '>=' : '>'} ? ORDER BY ${idCol} ASC LIMIT ?`)
-          .all(user.id, ...n.params, anchor, afterLimit) as { id: number; flags: number | null }[])
+      ? (stmt(app.db, windowSql(n, 'after', includeAnchor)).all(user.id, ...n.params, anchor, afterLimit) as { id: number; flags: number | null }[])
       : [];
   // As Zulip's post_process_limited_query: the extra row fetched for the anchor slot is dropped when
   // the anchor itself is not in the narrow, so at most numAfter rows follow it.

@@ -3,6 +3,7 @@
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { FLAG } from './narrow';
+import { messageUserRows, userMessageFlags } from './user-messages';
 import { topicLinks } from './markdown';
 import { avatarUrl, type UserRow } from './users';
 
@@ -178,13 +179,12 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
   });
 }
 
-/** The user's flag bits for one message, or null if they have no row. */
+/** The user's flag bits for one message (written or implied row), or null if they have none. */
 export function userFlags(db: Db, userId: number, messageId: number): number | null {
-  const row = stmt(db, 'SELECT flags FROM usermessage WHERE user_id = ? AND message_id = ?').get(userId, messageId) as { flags: number } | undefined;
-  return row ? row.flags : null;
+  return userMessageFlags(db, userId, messageId);
 }
 
-/** Ids of the users who have a row for the message (who hear about edits, reactions, deletions). */
+/** Ids of the users who have the message, written or implied (who hear about edits, reactions, deletions). */
 export function messageRecipientIds(db: Db, messageId: number): number[] {
-  return (stmt(db, 'SELECT user_id FROM usermessage WHERE message_id = ?').all(messageId) as { user_id: number }[]).map((r) => r.user_id);
+  return messageUserRows(db, messageId).map((r) => r.user_id);
 }

@@ -9,6 +9,7 @@ import { errors, JsonableError } from '../http/errors';
 import { getRealmById } from './realm';
 import { canAccessStreamHistory, findStreamById, findStreamByName, type StreamRow } from './streams';
 import { findUserByEmail, findUserById, isGuest, type UserRow } from './users';
+import { materializeUserMessages, userMessageFlags } from './user-messages';
 
 export interface NarrowTerm {
   operator: string;
@@ -117,24 +118,49 @@ export interface NarrowSql {
   params: unknown[];
   /** Search words, for highlighting. */
   searchTerms: string[];
-  /**
-   * Whether the query is driven by the full-text index (a positive search): the FROM clause starts at
-   * message_fts, and windows order by its rowid so FTS5 can stop after the newest matches instead of
-   * producing every match first.
-   */
+  /** Whether the narrow has a positive search: the FROM clause starts at message_fts (a MATCH term). */
   fts: boolean;
+  /**
+   * The column windows order by (and compare the anchor with). All three are the message id, but
+   * SQLite reads rows in order, and stops after the window, only along an index on the column named:
+   * it does not carry an order across a join's equality, and sorts everything that matches otherwise.
+   * - 'message_fts.rowid': the full-text index drives (a search): FTS5 returns the newest matches first
+   *   instead of producing every match.
+   * - 'um.message_id': the user's rows drive, along usermessage's key or the partial index in
+   *   userIndex (the user's whole history, in:home, is:starred, is:unread, ...).
+   * - 'm.id': the message indexes drive (a channel, a conversation, a sender).
+   */
+  order: 'm.id' | 'um.message_id' | 'message_fts.rowid';
+  /**
+   * The partial index on usermessage that drives a query over the user's rows (INDEXED BY): without
+   * statistics SQLite prefers the primary key, which would read every row of the user's to find the
+   * few starred or unread ones.
+   */
+  userIndex?: string;
 }
 
 /** The SQL FROM clause for a narrow; `?` is the user's id. */
 export function fromClause(n: NarrowSql): string {
-  const start = n.fts ? 'message_fts JOIN message m ON m.id = message_fts.rowid' : 'message m';
+  // CROSS JOIN keeps the full-text index the outer loop when it drives (SQLite otherwise may start from
+  // the user's rows, reached through the join's equalities, and sort).
+  const join = n.order === 'message_fts.rowid' ? 'CROSS JOIN' : 'JOIN';
+  const start = n.fts ? `message_fts ${join} message m ON m.id = message_fts.rowid` : 'message m';
   return n.base === 'user'
-    ? `${start} JOIN usermessage um ON um.message_id = m.id AND um.user_id = ?`
+    ? `${start} ${join} usermessage um${n.userIndex ? ` INDEXED BY ${n.userIndex}` : ''} ON um.message_id = m.id AND um.user_id = ?`
     : `${start} LEFT JOIN usermessage um ON um.message_id = m.id AND um.user_id = ?`;
 }
 
-/** The column that orders a narrow's messages (the FTS rowid when the index drives the query). */
-export const idColumn = (n: NarrowSql) => (n.fts ? 'message_fts.rowid' : 'm.id');
+/** The column that orders a narrow's messages (see NarrowSql.order). */
+export const idColumn = (n: NarrowSql) => n.order;
+
+/**
+ * The partial indexes on usermessage (schema.sql) a positive term can be answered by, most selective
+ * first (a narrow may name several). Starred and mentioned rows are few enough to drive even a search.
+ */
+const USER_INDEXES = ['usermessage_starred', 'usermessage_mentioned', 'usermessage_private', 'usermessage_unread'] as const;
+const FEW_ROWS: ReadonlySet<string> = new Set(['usermessage_starred', 'usermessage_mentioned']);
+/** Operators whose positive term an index on message answers in id order. */
+const MESSAGE_INDEXED = new Set(['channel', 'sender', 'dm', 'id']);
 
 function resolveUser(db: Db, user: UserRow, operand: unknown): UserRow {
   let u: UserRow | null = null;
@@ -241,6 +267,8 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
   const params: unknown[] = [];
   const searchTerms: string[] = [];
   const ftsWords: string[] = [];
+  // Partial indexes on usermessage whose condition a positive term is written as.
+  const userIndexes = new Set<string>();
   const realm = getRealmById(db, user.realm_id);
   const emptyTopicName = realm?.empty_topic_display_name ?? 'general chat';
 
@@ -296,8 +324,10 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
         break;
       }
       case 'channels': {
-        if (t.operand === 'public') cond = 'm.stream_id IN (SELECT id FROM stream WHERE realm_id = ? AND invite_only = 0)';
-        else if (t.operand === 'web-public') cond = 'm.stream_id IN (SELECT id FROM stream WHERE realm_id = ? AND is_web_public = 1)';
+        // `+`: not through message_stream, whose one range per channel would need a sort to merge;
+        // the messages are read newest first and checked.
+        if (t.operand === 'public') cond = '+m.stream_id IN (SELECT id FROM stream WHERE realm_id = ? AND invite_only = 0)';
+        else if (t.operand === 'web-public') cond = '+m.stream_id IN (SELECT id FROM stream WHERE realm_id = ? AND is_web_public = 1)';
         else throw badNarrow(`unknown channels operand ${String(t.operand)}`);
         p.push(user.realm_id);
         break;
@@ -321,36 +351,49 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
         p.push(directGroupId(db, user.realm_id, [...ids, user.id]));
         break;
       }
-      case 'dm-including': {
-        const other = resolveUser(db, user, t.operand);
-        cond = 'm.direct_group_id IN (SELECT group_id FROM direct_group_member WHERE user_id = ?)';
-        p.push(other.id);
-        break;
-      }
+      case 'dm-including':
       case 'group-pm-with': {
         const other = resolveUser(db, user, t.operand);
-        cond = `m.direct_group_id IN (SELECT g.group_id FROM direct_group_member g WHERE g.user_id = ?
+        cond =
+          t.operator === 'dm-including'
+            ? 'm.direct_group_id IN (SELECT group_id FROM direct_group_member WHERE user_id = ?)'
+            : `m.direct_group_id IN (SELECT g.group_id FROM direct_group_member g WHERE g.user_id = ?
                   AND (SELECT count(*) FROM direct_group_member c WHERE c.group_id = g.group_id) > 2)`;
         p.push(other.id);
+        // Several conversations: the user's direct-message rows (all is_private) give them in order.
+        if (!t.negated && base === 'user') {
+          cond = `(um.flags & ${FLAG.is_private}) <> 0 AND ${cond}`;
+          userIndexes.add('usermessage_private');
+        }
         break;
       }
-      case 'is':
+      case 'is': {
+        // A positive flag term puts the query on the user's rows (base 'user', an inner join), where it
+        // is written exactly as the partial index it can use (schema.sql); a negated one may meet the
+        // missing row of a LEFT JOIN (a message the user did not receive).
+        const flagSet = (bits: number) => (t.negated ? `(coalesce(um.flags, 0) & ${bits}) <> 0` : `(um.flags & ${bits}) <> 0`);
+        const indexed = (index: string) => !t.negated && userIndexes.add(index);
         switch (t.operand) {
           case 'dm':
           case 'private':
-            cond = 'm.direct_group_id IS NOT NULL';
+            // Every row of a direct message has is_private.
+            cond = t.negated ? 'm.direct_group_id IS NOT NULL' : `(um.flags & ${FLAG.is_private}) <> 0`;
+            indexed('usermessage_private');
             break;
           case 'starred':
-            cond = `(coalesce(um.flags, 0) & ${FLAG.starred}) <> 0`;
+            cond = flagSet(FLAG.starred);
+            indexed('usermessage_starred');
             break;
           case 'unread':
-            cond = `um.flags IS NOT NULL AND (um.flags & ${FLAG.read}) = 0`;
+            cond = t.negated ? `um.flags IS NOT NULL AND (um.flags & ${FLAG.read}) = 0` : `(um.flags & ${FLAG.read}) = 0`;
+            indexed('usermessage_unread');
             break;
           case 'mentioned':
-            cond = `(coalesce(um.flags, 0) & ${MENTION_FLAGS}) <> 0`;
+            cond = flagSet(MENTION_FLAGS);
+            indexed('usermessage_mentioned');
             break;
           case 'alerted':
-            cond = `(coalesce(um.flags, 0) & ${FLAG.has_alert_word}) <> 0`;
+            cond = flagSet(FLAG.has_alert_word);
             break;
           case 'resolved':
             cond = "m.stream_id IS NOT NULL AND m.topic LIKE '✔ %'";
@@ -367,6 +410,7 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
             throw badNarrow(`unknown 'is' operand ${String(t.operand)}`);
         }
         break;
+      }
       case 'has':
         switch (t.operand) {
           case 'link':
@@ -436,12 +480,26 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
   }
   where.push('m.realm_id = ?');
   params.push(user.realm_id);
-  return { base, where, params, searchTerms, fts: ftsWords.length > 0 };
+  // Every query over a narrow joins the user's rows by user: their implied rows are written first
+  // (only now, once the narrow is known to be valid).
+  materializeUserMessages(db, user.id);
+  const fts = ftsWords.length > 0;
+  // What drives the query (NarrowSql.order): a partial index of the user's rows (a search only for the
+  // few starred or mentioned ones), else the full-text index, else an index on message, else the
+  // user's rows in key order.
+  let userIndex = base === 'user' ? USER_INDEXES.find((i) => userIndexes.has(i)) : undefined;
+  if (fts && userIndex !== undefined && !FEW_ROWS.has(userIndex)) userIndex = undefined;
+  let order: NarrowSql['order'];
+  if (userIndex !== undefined) order = 'um.message_id';
+  else if (fts) order = 'message_fts.rowid';
+  else if (base === 'user' && !positive.some((t) => MESSAGE_INDEXED.has(t.operator))) order = 'um.message_id';
+  else order = 'm.id';
+  return { base, where, params, searchTerms, fts, order, userIndex };
 }
 
-/** Whether `user` can read message `id`: their own row, or a channel whose history they can read. */
+/** Whether `user` can read message `id`: their own row (written or implied), or a channel whose history they can read. */
 export function messageVisibleTo(db: Db, user: UserRow, id: number): boolean {
-  if (stmt(db, 'SELECT 1 FROM usermessage WHERE user_id = ? AND message_id = ?').get(user.id, id)) return true;
+  if (userMessageFlags(db, user.id, id) !== null) return true;
   const m = stmt(db, 'SELECT stream_id FROM message WHERE id = ? AND realm_id = ?').get(id, user.realm_id) as { stream_id: number | null } | undefined;
   if (!m || m.stream_id === null) return false;
   const s = findStreamById(db, user.realm_id, m.stream_id);

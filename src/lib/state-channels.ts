@@ -64,7 +64,7 @@ registerStateProvider('message', (app, user, opts) => {
   const rows = stmt(
     app.db,
     `SELECT um.message_id AS id, um.flags AS flags, m.stream_id, m.topic, m.direct_group_id, m.sender_id
-     FROM usermessage um JOIN message m ON m.id = um.message_id
+     FROM usermessage um INDEXED BY usermessage_unread JOIN message m ON m.id = um.message_id
      WHERE um.user_id = ? AND (um.flags & ${FLAG.read}) = 0 ORDER BY um.message_id DESC LIMIT ?`,
   ).all(user.id, MAX_UNREAD_MESSAGES + 1) as { id: number; flags: number; stream_id: number | null; topic: string; direct_group_id: number | null; sender_id: number }[];
   const oldMissing = rows.length > MAX_UNREAD_MESSAGES;
@@ -130,7 +130,7 @@ registerStateProvider('recent_private_conversations', (app, user) => {
   const rows = stmt(
     app.db,
     `SELECT m.direct_group_id AS gid, max(m.id) AS max_id FROM
-       (SELECT message_id FROM usermessage WHERE user_id = ? AND (flags & ${FLAG.is_private}) <> 0 ORDER BY message_id DESC LIMIT ?) um
+       (SELECT message_id FROM usermessage INDEXED BY usermessage_private WHERE user_id = ? AND (flags & ${FLAG.is_private}) <> 0 ORDER BY message_id DESC LIMIT ?) um
      JOIN message m ON m.id = um.message_id GROUP BY m.direct_group_id ORDER BY max_id DESC`,
   ).all(user.id, RECENT_PRIVATE_MESSAGES) as { gid: number; max_id: number }[];
   return {

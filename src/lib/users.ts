@@ -5,6 +5,7 @@ import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import { ROLE } from './roles';
+import { materializeUserMessages } from './user-messages';
 
 export interface UserRow {
   id: number;
@@ -65,6 +66,7 @@ export function activeOwnerIds(db: Db, realmId: number): number[] {
 
 /** Newest message the user has received, or -1 (deprecated max_message_id of GET /users/me, as Zulip counts it). */
 export function maxMessageId(db: Db, userId: number): number {
+  materializeUserMessages(db, userId);
   const row = stmt(db, 'SELECT max(message_id) AS id FROM usermessage WHERE user_id = ?').get(userId) as { id: number | null };
   return row.id ?? -1;
 }

@@ -6,6 +6,7 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { FLAG } from '../lib/narrow';
 import { findUserById } from '../lib/users';
+import { materializeUserMessages } from '../lib/user-messages';
 import { encryptForDevice } from './crypto';
 import { basePayload } from './payload';
 import { pushQueue } from './service';
@@ -23,11 +24,13 @@ export const MAX_REMOVE_IDS = 200;
  * it was sent (then no push is needed, as in Zulip's handle_push_notification).
  */
 export function claimPush(app: App, userId: number, messageId: number): boolean {
-  return app.batch.write(
-    () =>
+  return app.batch.write(() => {
+    materializeUserMessages(app.db, userId); // the row is updated in place
+    return (
       stmt(app.db, `UPDATE usermessage SET flags = flags | ${ACTIVE} WHERE user_id = ? AND message_id = ? AND (flags & ${FLAG.read}) = 0`).run(userId, messageId)
-        .changes > 0,
-  );
+        .changes > 0
+    );
+  });
 }
 
 /**
@@ -50,11 +53,12 @@ interface DeviceRow {
 }
 
 async function sendRemovePush(app: App, userId: number, messageIds: readonly number[] | null): Promise<void> {
+  // Only written rows carry the push flag (claimPush writes the row): no implied rows to consider.
   const pushed = `(flags & ${ACTIVE}) <> 0 AND (flags & ${FLAG.read}) <> 0`;
   const rows = (
     messageIds === null
-      ? stmt(app.db, `SELECT message_id FROM usermessage WHERE user_id = ? AND ${pushed}`).all(userId)
-      : stmt(app.db, `SELECT message_id FROM usermessage WHERE user_id = ? AND message_id IN (SELECT value FROM json_each(?)) AND ${pushed}`).all(
+      ? stmt(app.db, `SELECT message_id FROM usermessage INDEXED BY usermessage_active_push WHERE user_id = ? AND ${pushed}`).all(userId)
+      : stmt(app.db, `SELECT message_id FROM usermessage INDEXED BY usermessage_active_push WHERE user_id = ? AND message_id IN (SELECT value FROM json_each(?)) AND ${pushed}`).all(
           userId,
           JSON.stringify(messageIds),
         )

@@ -38,11 +38,16 @@ export function findAttachment(db: Db, realmId: number, id: number): AttachmentR
 export function canReadAttachment(db: Db, user: UserRow, a: AttachmentRow): boolean {
   if (a.realm_id !== user.realm_id) return false;
   if (a.owner_id === user.id) return true;
+  // A received message: a written row, or an implied one (schema.sql, usermessage_cursor).
   const received = stmt(
     db,
     `SELECT 1 FROM attachment_message am JOIN usermessage um ON um.message_id = am.message_id
-      WHERE am.attachment_id = ? AND um.user_id = ? LIMIT 1`,
-  ).get(a.id, user.id);
+      WHERE am.attachment_id = @attachment AND um.user_id = @user
+     UNION ALL
+     SELECT 1 FROM attachment_message am JOIN usermessage_pending p ON p.message_id = am.message_id
+      WHERE am.attachment_id = @attachment AND p.user_id = @user
+     LIMIT 1`,
+  ).get({ attachment: a.id, user: user.id });
   if (received) return true;
   const streams = stmt(
     db,

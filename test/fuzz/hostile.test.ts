@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import net from 'node:net';
 import { allRoutes } from '../../src/api';
 import { basicAuth, startTestServer, type TestServer, type TestUser } from '../helpers/server';
+import { ALL_USER_MESSAGES_SQL } from '../../src/lib/user-messages';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const SECONDS = Number(process.env.FUZZ_SECONDS ?? 8);
@@ -23,16 +24,25 @@ function prng(seed: number): () => number {
   };
 }
 
-/** A digest of every row of every table: equal digests mean nothing changed. */
+/**
+ * A digest of every row of every table: equal digests mean nothing changed. Per-user message rows
+ * count as what they mean (written and implied alike): writing implied rows, which reads may do, is
+ * no change (src/lib/user-messages.ts).
+ */
 function fingerprint(t: TestServer): string {
   const h = crypto.createHash('sha1');
-  const tables = t.app.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'message_fts%' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as {
+  const tables = t.app.db
+    .prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'message_fts%' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('usermessage', 'usermessage_cursor') ORDER BY name",
+    )
+    .all() as {
     name: string;
   }[];
   for (const { name } of tables) {
     // table names come from sqlite_master, not from input
     for (const row of t.app.db.prepare(`SELECT * FROM "${name}"`).all()) h.update(JSON.stringify(row));
   }
+  for (const row of t.app.db.prepare(ALL_USER_MESSAGES_SQL).all()) h.update(JSON.stringify(row));
   return h.digest('hex');
 }
 

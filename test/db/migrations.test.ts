@@ -1,0 +1,160 @@
+// Schema migrations: a database made by an older Parley opens in this one with its rows intact and
+// with exactly the schema a new database gets from schema.sql. schema-v1.sql is schema.sql as it was
+// at version 1 (before message ids were AUTOINCREMENT and per-user rows could be implied).
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { openDatabase, type Db } from '../../src/db/open';
+import { SCHEMA_VERSION, schemaStatement } from '../../src/db/migrations';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-migrate-'));
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** A version-1 database with an organization, three users, a channel, messages, flags and reactions. */
+function makeV1(file: string): void {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.exec(fs.readFileSync(path.join(__dirname, 'schema-v1.sql'), 'utf8'));
+  db.pragma('user_version = 1');
+  db.exec(`
+    INSERT INTO realm (id, string_id, name, date_created) VALUES (1, '', 'Old Org', 1700000000);
+    INSERT INTO user (id, realm_id, email, delivery_email, full_name, api_key, date_joined) VALUES
+      (1, 1, 'a@example.com', 'a@example.com', 'A', 'a'||hex(randomblob(15)), 1700000000),
+      (2, 1, 'b@example.com', 'b@example.com', 'B', 'b'||hex(randomblob(15)), 1700000000),
+      (3, 1, 'c@example.com', 'c@example.com', 'C', 'c'||hex(randomblob(15)), 1700000000);
+    INSERT INTO stream (id, realm_id, name, date_created) VALUES (1, 1, 'old', 1700000000);
+    INSERT INTO subscription (user_id, stream_id) VALUES (1, 1), (2, 1);
+    INSERT INTO direct_group (id, realm_id, member_key) VALUES (1, 1, '1,3');
+    INSERT INTO direct_group_member (group_id, user_id) VALUES (1, 1), (1, 3);
+    INSERT INTO message (id, realm_id, sender_id, stream_id, topic, topic_key, content, rendered_content, date_sent)
+      VALUES (1, 1, 1, 1, 'Topic', 'topic', 'first words', '<p>first words</p>', 1700000001),
+             (2, 1, 2, 1, 'Topic', 'topic', 'second words', '<p>second words</p>', 1700000002);
+    INSERT INTO message (id, realm_id, sender_id, direct_group_id, content, rendered_content, date_sent)
+      VALUES (3, 1, 1, 1, 'private words', '<p>private words</p>', 1700000003);
+    INSERT INTO message_fts (rowid, topic, content) SELECT id, topic, content FROM message;
+    INSERT INTO usermessage (user_id, message_id, flags) VALUES (1, 1, 1), (2, 1, 0), (1, 2, 2), (2, 2, 1), (1, 3, 513), (3, 3, 512);
+    INSERT INTO reaction (message_id, user_id, emoji_name, emoji_code) VALUES (1, 2, 'smile', '1f604');
+    INSERT INTO attachment (id, realm_id, owner_id, path_id, file_name, size, create_time) VALUES (1, 1, 1, '1/ab/f.txt', 'f.txt', 3, 1700000000);
+    INSERT INTO attachment_message (attachment_id, message_id) VALUES (1, 2);
+  `);
+  db.close();
+}
+
+/** Every schema object as (type, name, SQL with quoting and spacing normalised). */
+function schemaOf(db: Db): string[] {
+  return (db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name").all() as { type: string; name: string; sql: string | null }[]).map(
+    (r) => `${r.type} ${r.name}: ${(r.sql ?? '').replace(/"/g, '').replace(/--[^\n]*/g, '').replace(/\s+/g, ' ').trim()}`,
+  );
+}
+
+const rows = (db: Db, sql: string) => JSON.stringify(db.prepare(sql).all());
+
+describe('migrations', () => {
+  it('moves a version-1 database to the current schema, keeping every row', () => {
+    const file = path.join(dir, 'v1.db');
+    makeV1(file);
+    const old = new Database(file, { readonly: true });
+    const before = ['SELECT * FROM message ORDER BY id', 'SELECT * FROM usermessage ORDER BY user_id, message_id', 'SELECT * FROM reaction', 'SELECT * FROM attachment_message'].map(
+      (q) => rows(old, q),
+    );
+    old.close();
+
+    const db = openDatabase(file);
+    assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+    assert.equal(db.pragma('foreign_keys', { simple: true }), 1);
+    const fresh = openDatabase(':memory:');
+    assert.deepEqual(schemaOf(db), schemaOf(fresh));
+    fresh.close();
+
+    // Rows survive the rebuild of message (no cascade to reactions or attachment links).
+    assert.deepEqual(
+      ['SELECT * FROM message ORDER BY id', 'SELECT * FROM usermessage ORDER BY user_id, message_id', 'SELECT * FROM reaction', 'SELECT * FROM attachment_message'].map((q) =>
+        rows(db, q),
+      ),
+      before,
+    );
+    assert.deepEqual(db.prepare("SELECT rowid FROM message_fts WHERE message_fts MATCH 'words' ORDER BY rowid").pluck().all(), [1, 2, 3]);
+    // Every user's rows were written: the cursors start at the newest message, nothing is implied.
+    assert.deepEqual(db.prepare('SELECT user_id, message_id FROM usermessage_cursor ORDER BY user_id').all(), [
+      { user_id: 1, message_id: 3 },
+      { user_id: 2, message_id: 3 },
+      { user_id: 3, message_id: 3 },
+    ]);
+    assert.equal(db.prepare('SELECT count(*) FROM usermessage_pending').pluck().get(), 0);
+    // Ids are not reused after the newest message is deleted.
+    db.prepare('DELETE FROM usermessage WHERE message_id = 3').run();
+    db.prepare('DELETE FROM message WHERE id = 3').run();
+    const id = db
+      .prepare("INSERT INTO message (realm_id, sender_id, stream_id, topic, topic_key, content, rendered_content, date_sent) VALUES (1, 1, 1, 't', 't', 'x', '<p>x</p>', 1)")
+      .run().lastInsertRowid;
+    assert.equal(Number(id), 4);
+    db.close();
+    // A second open finds nothing to do.
+    const again = openDatabase(file);
+    assert.equal(again.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+    again.close();
+  });
+
+  it('schemaStatement finds whole statements, triggers up to their END', () => {
+    assert.match(schemaStatement('usermessage_cursor'), /^CREATE TABLE usermessage_cursor \([\s\S]*\);$/);
+    const trigger = schemaStatement('usermessage_cursor_advance');
+    assert.match(trigger, /^CREATE TRIGGER usermessage_cursor_advance /);
+    assert.match(trigger, /\nEND;$/);
+    assert.throws(() => schemaStatement('no_such_thing'), /schema.sql has no no_such_thing/);
+  });
+});
+
+describe('usermessage_cursor triggers', () => {
+  /** A fresh database with one organization, users 1–3 in channel 1, and user 1 sending. */
+  function small(): Db {
+    const db = openDatabase(':memory:');
+    db.exec(`
+      INSERT INTO realm (id, string_id, name, date_created) VALUES (1, '', 'Org', 0);
+      INSERT INTO user (id, realm_id, email, delivery_email, full_name, api_key, date_joined) VALUES
+        (1, 1, 'a@x', 'a@x', 'A', 'k1', 0), (2, 1, 'b@x', 'b@x', 'B', 'k2', 0), (3, 1, 'c@x', 'c@x', 'C', 'k3', 0);
+      INSERT INTO stream (id, realm_id, name, date_created) VALUES (1, 1, 'one', 0), (2, 1, 'two', 0);
+      INSERT INTO subscription (user_id, stream_id) VALUES (1, 1), (2, 1), (3, 1);
+    `);
+    return db;
+  }
+  const send = (db: Db, stream: number) =>
+    Number(
+      db
+        .prepare("INSERT INTO message (realm_id, sender_id, stream_id, topic, topic_key, content, rendered_content, date_sent) VALUES (1, 1, ?, 't', 't', 'x', '<p>x</p>', 0)")
+        .run(stream).lastInsertRowid,
+    );
+  const written = (db: Db) => db.prepare('SELECT user_id, message_id, flags FROM usermessage ORDER BY user_id, message_id').all();
+
+  it('an outer INSERT OR REPLACE cannot turn the written rows into plain ones', () => {
+    const db = small();
+    const m = send(db, 1);
+    db.prepare('INSERT INTO usermessage (user_id, message_id, flags) VALUES (2, ?, 10)').run(m); // starred + mentioned
+    // Re-subscribing through REPLACE fires the insert trigger, which writes user 2's implied rows.
+    db.prepare('INSERT OR REPLACE INTO subscription (user_id, stream_id, color) VALUES (2, 1, ?)').run('#000000');
+    assert.deepEqual(written(db), [{ user_id: 2, message_id: m, flags: 10 }]);
+    db.close();
+  });
+
+  it('cursors only move forward', () => {
+    const db = small();
+    send(db, 1);
+    db.prepare('UPDATE usermessage_cursor SET message_id = 1 WHERE user_id = 3').run();
+    assert.throws(() => db.prepare('UPDATE usermessage_cursor SET message_id = 0 WHERE user_id = 3').run(), /usermessage_cursor only moves forward/);
+    assert.deepEqual(written(db), [{ user_id: 3, message_id: 1, flags: 0 }]);
+    db.close();
+  });
+
+  it('a first subscription starts the cursor at the newest message: no history is implied', () => {
+    const db = small();
+    const old = send(db, 2);
+    db.prepare('INSERT INTO subscription (user_id, stream_id) VALUES (3, 2)').run();
+    const later = send(db, 2);
+    assert.deepEqual(db.prepare('SELECT user_id, message_id FROM usermessage_pending WHERE message_id IN (?, ?) ORDER BY message_id').all(old, later), [
+      { user_id: 3, message_id: later },
+    ]);
+    db.close();
+  });
+});
