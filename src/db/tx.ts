@@ -181,6 +181,9 @@ export class WriteBatch {
     this.dirty = false;
     const hooks = this.hooks;
     this.hooks = [];
+    // The hooks build events and replies from the database: they read inside the next batch's
+    // transaction, not one implicit transaction (and its file locks) per statement.
+    if (ok && hooks.length > 0) this.begin();
     for (const hook of hooks) {
       try {
         hook(ok);

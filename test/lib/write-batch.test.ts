@@ -155,4 +155,19 @@ describe('WriteBatch', () => {
     await turn(() => batch.begin());
     assert.ok(batch.epoch > e1);
   });
+
+  it('runs after-commit hooks inside a read transaction (the next batch), after the commit', async () => {
+    db.exec('DELETE FROM t');
+    const seen: { inTransaction: boolean; rows: string[] }[] = [];
+    await turn(() =>
+      batch.write(() => {
+        put('h', 1);
+        batch.onCommit(() => seen.push({ inTransaction: db.inTransaction, rows: rows() }));
+      }),
+    );
+    assert.deepEqual(seen, [{ inTransaction: true, rows: ['h=1'] }]);
+    // That transaction is the next turn's batch, which ends on its own.
+    await new Promise((r) => setImmediate(r));
+    assert.equal(db.inTransaction, false);
+  });
 });
