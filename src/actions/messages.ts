@@ -14,7 +14,6 @@ import {
   flagNames,
   formatMessages,
   messageRecipientIds,
-  userFlags,
   type MessageRow,
 } from '../lib/messages';
 import { FLAG, messageVisibleTo, topicKey } from '../lib/narrow';
@@ -36,7 +35,7 @@ import { sendTimeFlags } from './alert-words';
 import { queueRemovePush } from '../push/remove';
 import { queueMessagePush } from './push';
 import { streamViewers } from './streams';
-import { materializeUserMessages } from '../lib/user-messages';
+import { materializeUserMessages, userMessageFlags } from '../lib/user-messages';
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -428,7 +427,7 @@ export function applyFlag(app: App, user: UserRow, ids: number[], flag: string, 
   materializeUserMessages(app.db, user.id); // the rows below are updated in place
   const update = stmt(app.db, 'UPDATE usermessage SET flags = ? WHERE user_id = ? AND message_id = ?');
   for (const id of ids) {
-    let flags = userFlags(app.db, user.id, id);
+    let flags = userMessageFlags(app.db, user.id, id);
     if (flags === null) {
       // As Zulip: a message the user can read but never received gets a historical row; others are refused.
       if (!messageVisibleTo(app.db, user, id)) throw errors.badRequest('Invalid message(s)');
@@ -450,7 +449,7 @@ export function flagsEvent(app: App, user: UserRow, ids: number[], flag: string,
   if (flag === 'read' && op === 'remove') {
     const details: Record<string, unknown> = {};
     for (const m of ids.map((id) => findMessage(app.db, user.realm_id, id)).filter((x): x is MessageRow => x !== null)) {
-      const flags = userFlags(app.db, user.id, m.id) ?? 0;
+      const flags = userMessageFlags(app.db, user.id, m.id) ?? 0;
       const d: Record<string, unknown> = {};
       if (m.stream_id !== null) {
         d.type = 'stream';

@@ -7,7 +7,8 @@ import { errors } from '../http/errors';
 import { p, validate, zInt, zStr } from '../http/params';
 import { route } from '../http/route';
 import { fetchMessages, matchesNarrow } from '../lib/fetch';
-import { flagNames, formatMessages, userFlags } from '../lib/messages';
+import { flagNames, formatMessages } from '../lib/messages';
+import { userMessageFlags } from '../lib/user-messages';
 import { parseNarrow } from '../lib/narrow';
 import { renderMessage } from '../lib/render';
 import { accessMessage } from '../actions/messages';
@@ -120,7 +121,7 @@ export const messageRoutes = [
     handle({ app, user, params, path }) {
       const m = accessMessage(app, user, Number(path.message_id));
       const [message] = formatMessages(app.db, [m], { applyMarkdown: params.apply_markdown, clientGravatar: false });
-      message.flags = flagNames(userFlags(app.db, user.id, m.id));
+      message.flags = flagNames(userMessageFlags(app.db, user.id, m.id));
       // zulip-compat: the deprecated top-level raw_content is still sent.
       return { raw_content: m.content, message };
     },

@@ -3,7 +3,7 @@
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { FLAG } from './narrow';
-import { messageUserRows, userMessageFlags } from './user-messages';
+import { messageUserRows } from './user-messages';
 import { topicLinks } from './markdown';
 import { avatarUrl, type UserRow } from './users';
 
@@ -177,11 +177,6 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
     if (m.edit_history) out.edit_history = JSON.parse(m.edit_history);
     return out;
   });
-}
-
-/** The user's flag bits for one message (written or implied row), or null if they have none. */
-export function userFlags(db: Db, userId: number, messageId: number): number | null {
-  return userMessageFlags(db, userId, messageId);
 }
 
 /** Ids of the users who have the message, written or implied (who hear about edits, reactions, deletions). */
