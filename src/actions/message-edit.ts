@@ -63,7 +63,7 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
       }
       // zulip-compat: an edit to empty content deletes the text but keeps the message.
       newContent = req.content.trim() === '' ? '(deleted)' : normalizeContent(req.content);
-      rendered = renderMessage(app, user.realm_id, newContent);
+      rendered = renderMessage(app, user.realm_id, newContent, user);
     }
 
     let newTopic: string | undefined;

@@ -36,6 +36,7 @@ import { queueRemovePush } from '../push/remove';
 import { queueMessagePush } from './push';
 import { streamViewers } from './streams';
 import { materializeUserMessages, userMessageFlags } from '../lib/user-messages';
+import { realmEmojiLookup } from '../lib/realm-emoji';
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -188,7 +189,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     } else {
       recipients = directParticipants(app, sender, req.to).map((u) => u.id);
     }
-    const rendered = renderMessage(app, sender.realm_id, content);
+    const rendered = renderMessage(app, sender.realm_id, content, sender);
     if ((rendered.wildcardChannel || rendered.wildcardTopic) && stream && !req.system && recipients.length > WILDCARD_MENTION_THRESHOLD) {
       if (!isUserInGroup(app.db, sender.id, realm.can_mention_many_users_group as number)) {
         throw rendered.wildcardChannel
@@ -326,20 +327,10 @@ export interface ReactionSpec {
   reactionType?: string;
 }
 
-/** The organization's custom emoji, as the emoji checks look them up. */
-function realmEmojiLookup(app: App, realmId: number) {
-  const row = (r: { id: number; name: string; deactivated: number } | undefined) =>
-    r ? { id: String(r.id), name: r.name, source_url: `/user_avatars/${realmId}/emoji/images/${r.id}.png`, deactivated: r.deactivated === 1 } : null;
-  return {
-    byName: (name: string) => row(stmt(app.db, 'SELECT id, name, deactivated FROM realm_emoji WHERE realm_id = ? AND name = ? ORDER BY deactivated, id LIMIT 1').get(realmId, name) as never),
-    byId: (id: string) => row(stmt(app.db, 'SELECT id, name, deactivated FROM realm_emoji WHERE realm_id = ? AND id = ?').get(realmId, Number(id)) as never),
-  };
-}
-
 /** Zulip's emoji checks for adding a reaction: the name decides the code and type unless both are given. */
 function resolveEmoji(app: App, realmId: number, spec: ReactionSpec): { name: string; code: string; type: string } {
   const name = spec.emojiName ?? '';
-  const realmEmoji = realmEmojiLookup(app, realmId);
+  const realmEmoji = realmEmojiLookup(app.db, realmId);
   const problem = checkEmojiReaction(name, spec.emojiCode ?? null, spec.reactionType ?? null, realmEmoji);
   if (problem) throw errors.badRequest(problem);
   if (spec.emojiCode !== undefined && spec.reactionType !== undefined) return { name, code: spec.emojiCode, type: spec.reactionType };

@@ -6,7 +6,8 @@ import path from 'node:path';
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors, JsonableError } from '../http/errors';
-import { unicodeEmojiCode, type RealmEmojiInfo } from '../lib/emoji';
+import { unicodeEmojiCode } from '../lib/emoji';
+import { listRealmEmoji } from '../lib/realm-emoji';
 import { isUserInGroup } from '../lib/groups';
 import { getRealmById } from '../lib/realm';
 import { isAdmin, isGuest, type UserRow } from '../lib/users';
@@ -32,41 +33,10 @@ interface RealmEmojiRow {
   deactivated: number;
 }
 
-export const emojiUrl = (realmId: number, fileName: string) => `/user_avatars/${realmId}/emoji/images/${fileName}`;
-
 /** The file holding a realm emoji image, or null for names that could leave the directory. */
 export function emojiFilePath(app: App, realmId: number, fileName: string): string | null {
   if (!/^[0-9]+\.[a-z]+$/.test(fileName)) return null;
   return path.join(app.uploadsDir, 'emoji', String(realmId), fileName);
-}
-
-/** Zulip's Realm.get_emoji: every custom emoji (deactivated ones too), keyed by id. */
-export function listRealmEmoji(app: App, realmId: number): Record<string, Record<string, unknown>> {
-  const rows = stmt(app.db, 'SELECT id, name, author_id, file_name, deactivated FROM realm_emoji WHERE realm_id = ? ORDER BY id').all(realmId) as RealmEmojiRow[];
-  const out: Record<string, Record<string, unknown>> = {};
-  for (const e of rows) {
-    out[String(e.id)] = {
-      id: String(e.id),
-      name: e.name,
-      source_url: emojiUrl(realmId, e.file_name ?? ''),
-      still_url: null,
-      deactivated: e.deactivated === 1,
-      author_id: e.author_id,
-    };
-  }
-  return out;
-}
-
-/** The organization's custom emoji, as src/lib/emoji.ts looks them up (active first by name). */
-export function realmEmojiLookup(app: App, realmId: number): { byName(name: string): RealmEmojiInfo | null; byId(id: string): RealmEmojiInfo | null } {
-  const info = (r: RealmEmojiRow | undefined): RealmEmojiInfo | null =>
-    r ? { id: String(r.id), name: r.name, source_url: emojiUrl(realmId, r.file_name ?? ''), deactivated: r.deactivated === 1 } : null;
-  return {
-    byName: (name) =>
-      info(stmt(app.db, 'SELECT * FROM realm_emoji WHERE realm_id = ? AND name = ? ORDER BY deactivated, id LIMIT 1').get(realmId, name) as RealmEmojiRow | undefined),
-    byId: (id) =>
-      /^[0-9]+$/.test(id) ? info(stmt(app.db, 'SELECT * FROM realm_emoji WHERE realm_id = ? AND id = ?').get(realmId, Number(id)) as RealmEmojiRow | undefined) : null,
-  };
 }
 
 /** Zulip's check_valid_emoji_name. */
@@ -79,7 +49,7 @@ function checkEmojiName(name: string): void {
 
 function notify(app: App, realmId: number): void {
   app.batch.onCommit(() => {
-    const realm_emoji = listRealmEmoji(app, realmId);
+    const realm_emoji = listRealmEmoji(app.db, realmId);
     app.events.send({ type: 'realm_emoji', op: 'update', realm_emoji }, activeUserIds(app, realmId));
   });
 }

@@ -72,7 +72,7 @@ function checkScheduled(app: App, sender: UserRow, type: ScheduledType, to: numb
     const policy = topicsPolicy(s, realm);
     if (policy === 'disable_empty_topic' && t === '') throw errors.badRequest('Sending messages to the general chat is not allowed in this channel.');
     if (policy === 'empty_topic_only' && t !== '') throw errors.badRequest('Only the general chat topic is allowed in this channel.');
-    return { type, streamId: s.id, recipientIds: null, topic: t, content, rendered: renderMessage(app, sender.realm_id, content).html };
+    return { type, streamId: s.id, recipientIds: null, topic: t, content, rendered: renderMessage(app, sender.realm_id, content, sender).html };
   }
   const ids = [...new Set(typeof to === 'number' ? [to] : to)];
   if (ids.length === 0) throw errors.badRequest('Message must have recipients');
@@ -89,7 +89,7 @@ function checkScheduled(app: App, sender: UserRow, type: ScheduledType, to: numb
     recipientIds: others.length ? others : [sender.id],
     topic: '',
     content,
-    rendered: renderMessage(app, sender.realm_id, content).html,
+    rendered: renderMessage(app, sender.realm_id, content, sender).html,
   };
 }
 

@@ -7,7 +7,7 @@ import { accessibleUsers } from '../lib/access';
 import { nowSeconds } from '../lib/clock';
 import { checkEmojiReaction, resolveEmojiName } from '../lib/emoji';
 import { accessUserById, isAdmin, isBot, type UserRow } from '../lib/users';
-import { realmEmojiLookup } from './realm-emoji';
+import { realmEmojiLookup } from '../lib/realm-emoji';
 import { doChangeSettings } from './settings';
 
 export interface StatusChange {
@@ -69,7 +69,7 @@ function checkStatus(app: App, realmId: number, change: StatusChange): { name: s
     }
     return undefined;
   }
-  const realmEmoji = realmEmojiLookup(app, realmId);
+  const realmEmoji = realmEmojiLookup(app.db, realmId);
   let code = change.emojiCode;
   let type = change.reactionType;
   if (code === undefined || type === undefined) {

@@ -233,7 +233,7 @@ export const messageRoutes = [
     auth: 'user',
     params: { content: p.str() },
     handle({ app, user, params }) {
-      return { rendered: renderMessage(app, user.realm_id, params.content).html };
+      return { rendered: renderMessage(app, user.realm_id, params.content, user).html };
     },
   }),
 ];

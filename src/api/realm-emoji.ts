@@ -1,6 +1,7 @@
 // Custom emoji: GET /realm/emoji, POST/DELETE /realm/emoji/{emoji_name}, and the image files.
 import fs from 'node:fs';
-import { doAddRealmEmoji, doDeactivateRealmEmoji, EMOJI_TYPES, emojiFilePath, listRealmEmoji } from '../actions/realm-emoji';
+import { doAddRealmEmoji, doDeactivateRealmEmoji, EMOJI_TYPES, emojiFilePath } from '../actions/realm-emoji';
+import { listRealmEmoji } from '../lib/realm-emoji';
 import { FileReply, Reply, route } from '../http/route';
 
 const notFound = () => new Reply(404, { 'Content-Type': 'text/html; charset=utf-8' }, '<p>File not found.</p>');
@@ -10,7 +11,7 @@ export const realmEmojiRoutes = [
     method: 'GET',
     path: '/api/v1/realm/emoji',
     auth: 'user',
-    handle: ({ app, user }) => ({ emoji: listRealmEmoji(app, user.realm_id) }),
+    handle: ({ app, user }) => ({ emoji: listRealmEmoji(app.db, user.realm_id) }),
   }),
   route({
     method: 'POST',

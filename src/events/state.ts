@@ -23,6 +23,7 @@ import { accessibleUsers, inaccessibleUser } from '../lib/access';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { materializeUserMessages } from '../lib/user-messages';
+import { listRealmEmoji } from '../lib/realm-emoji';
 import { nowSeconds } from '../lib/clock';
 import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
 import { presencesForUser } from '../lib/presence';
@@ -734,27 +735,7 @@ registerStateProvider('realm_linkifiers', (app, user, opts) => {
 // zulip-compat: the legacy realm_filters list is always empty (its URL format strings are gone).
 registerStateProvider('realm_filters', () => ({ realm_filters: [] }));
 
-registerStateProvider('realm_emoji', (app, user) => {
-  const rows = stmt(app.db, 'SELECT id, name, author_id, file_name, deactivated FROM realm_emoji WHERE realm_id = ? ORDER BY id').all(user.realm_id) as {
-    id: number;
-    name: string;
-    author_id: number | null;
-    file_name: string | null;
-    deactivated: number;
-  }[];
-  const out: Record<string, unknown> = {};
-  for (const e of rows) {
-    out[String(e.id)] = {
-      id: String(e.id),
-      name: e.name,
-      source_url: `/user_avatars/${user.realm_id}/emoji/images/${e.file_name ?? ''}`,
-      still_url: null,
-      deactivated: bool(e.deactivated),
-      author_id: e.author_id,
-    };
-  }
-  return { realm_emoji: out };
-});
+registerStateProvider('realm_emoji', (app, user) => ({ realm_emoji: listRealmEmoji(app.db, user.realm_id) }));
 
 registerStateProvider('realm_domains', (app, user) => ({
   realm_domains: (

@@ -64,7 +64,7 @@ export function emojiNameForCode(code: string): string | null {
 
 /** Every name (canonical first) of a unicode emoji code; empty if unknown. */
 export function emojiNamesForCode(code: string): readonly string[] {
-  return codeToNames[code] ?? [];
+  return Object.hasOwn(codeToNames, code) ? codeToNames[code]! : [];
 }
 
 /**

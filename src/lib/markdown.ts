@@ -55,7 +55,7 @@ export interface RenderContext {
   realmEmojiByName?(name: string): RealmEmoji | null;
   /**
    * For #**channel>topic** links: the message a topic permalink points at (Zulip links to the
-   * topic's latest message the sender can see, as ".../topic/T/with/ID"), or null for none.
+   * topic's first message the sender can read, as ".../topic/T/with/ID"), or null for none.
    */
   topicPermalinkMessageId?(streamId: number, topic: string): number | null;
   /** The sender's translate_emoticons setting (":)" → 🙂). Default false. */
@@ -220,7 +220,8 @@ const PYGMENTS_NAMES: Record<string, string> = {
 };
 
 function codeBlockHtml(code: string, lang: string | null): string {
-  const language = lang ? (PYGMENTS_NAMES[lang] ?? lang) : null;
+  // hasOwn: a fence named like an Object.prototype member (```constructor) is just a language name.
+  const language = lang ? (Object.hasOwn(PYGMENTS_NAMES, lang) ? PYGMENTS_NAMES[lang]! : lang) : null;
   const attr = language ? ` data-code-language="${escapeAttr(language)}"` : '';
   return `<div class="codehilite"${attr}><pre><span></span><code>${escapeCode(code)}\n</code></pre></div>\n`;
 }

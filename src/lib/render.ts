@@ -1,12 +1,45 @@
 // Rendering messages and descriptions for an organization: builds the markdown renderer's lookup
-// context from the database (users, groups, channels, linkifiers) and calls it.
+// context from the database (users, groups, channels, custom emoji, linkifiers) and calls it.
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { renderMarkdown, type RenderContext, type RenderResult } from './markdown';
+import { realmEmojiLookup } from './realm-emoji';
+import { canAccessStreamContent, findStreamById } from './streams';
+import type { UserRow } from './users';
 
-/** The renderer's view of the organization: lazy lookups through prepared statements. */
-export function renderContext(app: App, realmId: number): RenderContext {
+/**
+ * The first message of a topic that `sender` can read, for #**channel>topic** permalinks (Zulip's
+ * get_first_message_for_user_in_topic): the topic's first message when the channel's history is open
+ * to its subscribers, else the first the sender received (written or implied row). Null without
+ * content access, or when the topic has no such message.
+ */
+function firstTopicMessageFor(app: App, sender: UserRow, streamId: number, topic: string): number | null {
+  const s = findStreamById(app.db, sender.realm_id, streamId);
+  if (!s || !canAccessStreamContent(app.db, sender, s)) return null;
+  const key = topic.toLowerCase();
+  const row = (
+    s.history_public_to_subscribers
+      ? stmt(app.db, 'SELECT min(id) AS id FROM message WHERE stream_id = ? AND topic_key = ?').get(streamId, key)
+      : stmt(
+          app.db,
+          `SELECT min(id) AS id FROM (
+             SELECT um.message_id AS id FROM usermessage um JOIN message m ON m.id = um.message_id
+             WHERE um.user_id = @user AND m.stream_id = @stream AND m.topic_key = @key
+             UNION ALL
+             SELECT p.message_id AS id FROM usermessage_pending p JOIN message m ON m.id = p.message_id
+             WHERE p.user_id = @user AND m.stream_id = @stream AND m.topic_key = @key)`,
+        ).get({ user: sender.id, stream: streamId, key })
+  ) as { id: number | null };
+  return row.id;
+}
+
+/**
+ * The renderer's view of the organization (lazy lookups through prepared statements), and of the
+ * sender when there is one: their emoticon setting and which topics they can link to by message.
+ */
+export function renderContext(app: App, realmId: number, sender?: UserRow): RenderContext {
   const db = app.db;
+  const emoji = realmEmojiLookup(db, realmId);
   return {
     userByName: (name) =>
       (stmt(db, 'SELECT id, full_name FROM user WHERE realm_id = ? AND full_name = ? COLLATE NOCASE AND is_active = 1 ORDER BY id LIMIT 1').get(
@@ -20,10 +53,17 @@ export function renderContext(app: App, realmId: number): RenderContext {
       (stmt(db, 'SELECT id, name FROM user_group WHERE realm_id = ? AND name = ? AND named = 1 AND deactivated = 0').get(realmId, name) as
         | { id: number; name: string }
         | undefined) ?? null,
+    // As Zulip's get_stream_name_info: the exact name, among channels not archived.
     streamByName: (name) =>
-      (stmt(db, 'SELECT id, name FROM stream WHERE realm_id = ? AND name = ? COLLATE NOCASE').get(realmId, name) as
+      (stmt(db, 'SELECT id, name FROM stream WHERE realm_id = ? AND name = ? COLLATE BINARY AND deactivated = 0').get(realmId, name) as
         | { id: number; name: string }
         | undefined) ?? null,
+    realmEmojiByName: (name) => {
+      const e = emoji.byName(name);
+      return e && !e.deactivated ? e : null;
+    },
+    topicPermalinkMessageId: sender ? (streamId, topic) => firstTopicMessageFor(app, sender, streamId, topic) : undefined,
+    translateEmoticons: sender?.translate_emoticons === 1,
     linkifiers: stmt(db, 'SELECT pattern, url_template FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(realmId) as {
       pattern: string;
       url_template: string;
@@ -43,13 +83,13 @@ export function setPrerendered(app: App, html: ReadonlyMap<string, string> | nul
   else prerendered.delete(app);
 }
 
-/** Renders message content in the organization's context. */
-export function renderMessage(app: App, realmId: number, content: string): RenderResult {
+/** Renders message content in the organization's context, as `sender` writes it (when there is one). */
+export function renderMessage(app: App, realmId: number, content: string, sender?: UserRow): RenderResult {
   const html = prerendered.get(app)?.get(content);
   if (html !== undefined) {
     return { html, mentionedUserIds: new Set(), mentionedGroupIds: new Set(), wildcardChannel: false, wildcardTopic: false, hasLink: false, hasImage: false, hasAttachment: false, linkedUploadPaths: [] };
   }
-  return renderMarkdown(content, renderContext(app, realmId));
+  return renderMarkdown(content, renderContext(app, realmId, sender));
 }
 
 /** Renders a description (channel, profile field) to HTML. */

@@ -1,0 +1,97 @@
+// Rendering in an organization's context (src/lib/render.ts), over POST /messages/render and sends:
+// custom emoji, the sender's emoticon setting, topic permalinks to the first message the sender can
+// read, exact channel names, and fences whose language names an Object.prototype member.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { basicAuth, startTestServer, type TestServer, type TestUser } from '../helpers/server';
+import { multipart } from '../helpers/multipart';
+import { createChannel, sendToChannel, SUCCESS } from '../helpers/chat';
+
+let t: TestServer;
+before(async () => {
+  t = await startTestServer();
+});
+after(() => t.close());
+
+const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+const realmId = () => (t.app.db.prepare('SELECT realm_id FROM user WHERE id = ?').get(t.users.owner.id) as { realm_id: number }).realm_id;
+
+async function render(user: TestUser, content: string): Promise<string> {
+  const res = await t.api(user, 'POST', '/messages/render', { content });
+  assert.equal(res.status, 200, res.text);
+  return res.body.rendered;
+}
+
+describe('message rendering in context', () => {
+  it('renders the organization’s active custom emoji, and leaves deactivated ones as text', async () => {
+    const { body, contentType } = multipart([{ field: 'file', filename: 'parrot.png', type: 'image/png', data: PNG }]);
+    const added = await t.raw('POST', '/api/v1/realm/emoji/party_parrot', { headers: { authorization: basicAuth(t.users.hamlet), 'content-type': contentType }, body });
+    assert.deepEqual(added.body, SUCCESS);
+    const id = (t.app.db.prepare("SELECT id FROM realm_emoji WHERE name = 'party_parrot'").get() as { id: number }).id;
+    assert.equal(
+      await render(t.users.othello, 'hi :party_parrot:'),
+      `<p>hi <img alt=":party_parrot:" class="emoji" src="/user_avatars/${realmId()}/emoji/images/${id}.png" title="party parrot"></p>`,
+    );
+    const removed = await t.api(t.users.owner, 'DELETE', '/realm/emoji/party_parrot');
+    assert.deepEqual(removed.body, SUCCESS);
+    assert.equal(await render(t.users.othello, 'hi :party_parrot:'), '<p>hi :party_parrot:</p>');
+  });
+
+  it('turns emoticons into emoji only for senders with translate_emoticons on', async () => {
+    assert.equal(await render(t.users.othello, 'fine :)'), '<p>fine :)</p>');
+    const res = await t.api(t.users.othello, 'PATCH', '/settings', { translate_emoticons: true });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(
+      await render(t.users.othello, 'fine :)'),
+      '<p>fine <span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span></p>',
+    );
+    assert.equal(await render(t.users.hamlet, 'fine :)'), '<p>fine :)</p>');
+  });
+
+  it('links a topic at its first message the sender can read, and only where the sender can read', async () => {
+    const u = t.users;
+    const open = await createChannel(t, u.hamlet, 'Verona', [u.hamlet]);
+    const first = await sendToChannel(t, u.hamlet, open, 'lunch', 'one');
+    await sendToChannel(t, u.hamlet, open, 'Lunch', 'two');
+    const href = (id: number | null, channel: number, name: string) =>
+      `/#narrow/channel/${channel}-${name}/topic/lunch${id === null ? '' : `/with/${id}`}`;
+    assert.equal(
+      await render(u.othello, '#**Verona>lunch**'),
+      `<p><a class="stream-topic" data-stream-id="${open}" href="${href(first, open, 'Verona')}">#Verona &gt; lunch</a></p>`,
+    );
+    // Protected history: the first message othello received, not the topic's first.
+    const secret = await createChannel(t, u.hamlet, 'Secret', [u.hamlet, u.othello], { invite_only: true, history_public_to_subscribers: false });
+    await t.api(u.owner, 'DELETE', '/users/me/subscriptions', { subscriptions: ['Secret'], principals: [u.othello.id] });
+    await sendToChannel(t, u.hamlet, secret, 'lunch', 'before othello');
+    const sub = await t.api(u.owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'Secret' }], principals: [u.othello.id], send_new_subscription_messages: false });
+    assert.equal(sub.status, 200, sub.text);
+    const received = await sendToChannel(t, u.hamlet, secret, 'lunch', 'after othello');
+    assert.equal(
+      await render(u.othello, '#**Secret>lunch**'),
+      `<p><a class="stream-topic" data-stream-id="${secret}" href="${href(received, secret, 'Secret')}">#Secret &gt; lunch</a></p>`,
+    );
+    // A channel the sender cannot read: the link, without a message.
+    assert.equal(
+      await render(u.moderator, '#**Secret>lunch**'),
+      `<p><a class="stream-topic" data-stream-id="${secret}" href="${href(null, secret, 'Secret')}">#Secret &gt; lunch</a></p>`,
+    );
+  });
+
+  it('links channels by their exact name only', async () => {
+    const c = await createChannel(t, t.users.hamlet, 'Exact', [t.users.hamlet]);
+    assert.equal(await render(t.users.hamlet, '#**Exact**'), `<p><a class="stream" data-stream-id="${c}" href="/#narrow/channel/${c}-Exact">#Exact</a></p>`);
+    assert.equal(await render(t.users.hamlet, '#**exact**'), '<p>#<strong>exact</strong></p>');
+  });
+
+  it('keeps a fence named like an Object.prototype member, with the mentions around it', async () => {
+    const c = await createChannel(t, t.users.hamlet, 'fences', [t.users.hamlet, t.users.othello]);
+    const id = await sendToChannel(t, t.users.hamlet, c, 'code', '@**Othello**\n```constructor\nx\n```');
+    const res = await t.api(t.users.othello, 'GET', `/messages/${id}`);
+    assert.equal(
+      res.body.message.content,
+      `<p><span class="user-mention" data-user-id="${t.users.othello.id}">@Othello</span></p>\n` +
+        '<div class="codehilite" data-code-language="constructor"><pre><span></span><code>x\n</code></pre></div>',
+    );
+    assert.deepEqual(res.body.message.flags, ['mentioned']);
+  });
+});
