@@ -5,7 +5,7 @@ import { messageWindow, type Anchor } from '../lib/fetch';
 import { narrowToSql, type NarrowTerm } from '../lib/narrow';
 import type { UserRow } from '../lib/users';
 import { queueRemovePush } from '../push/remove';
-import { applyFlag, editableFlag, flagsEvent, skipUnsubscribedForUnread } from './messages';
+import { applyFlag, editableFlag, flagsEvent, skipUnsubscribedForUnread } from './flags';
 
 export { parseAnchor } from '../lib/fetch';
 

@@ -1,6 +1,5 @@
 // Sending, editing and deleting messages, reactions, and message flags.
 import type { App } from '../app';
-import type { ParleyEvent } from '../events/bus';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { errors, JsonableError } from '../http/errors';
@@ -23,19 +22,18 @@ import { escapeHtml } from '../lib/html';
 import { invalidCharacterPosition } from '../lib/validate';
 import {
   canAccessStreamMetadata,
+  effectiveTopicsPolicy,
   findStreamById,
   findStreamByName,
-  findSubscription,
   isSubscribed,
   subscriberIds,
   type StreamRow,
 } from '../lib/streams';
 import { findUserByEmail, findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
 import { sendTimeFlags } from './alert-words';
-import { queueRemovePush } from '../push/remove';
 import { queueMessagePush } from './push';
 import { streamViewers } from './streams';
-import { materializeUserMessages, userMessageFlags } from '../lib/user-messages';
+import { materializeUserMessages } from '../lib/user-messages';
 import { realmEmojiLookup } from '../lib/realm-emoji';
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -67,10 +65,6 @@ export function normalizeTopic(raw: string, realm: RealmRow): string {
   if (position) throw errors.badRequest('Invalid character in topic, at position {position}!', { position });
   if (codePoints(topic) > MAX_TOPIC_LENGTH) topic = Array.from(topic).slice(0, MAX_TOPIC_LENGTH - 3).join('') + '...';
   return topic;
-}
-
-function effectiveTopicsPolicy(s: StreamRow, realm: RealmRow): string {
-  return s.topics_policy === 'inherit' ? String(realm.topics_policy) : s.topics_policy;
 }
 
 /** The channel a message goes to, or Zulip's STREAM_DOES_NOT_EXIST. */
@@ -147,7 +141,7 @@ export interface SendRequest {
 }
 
 /** Mention flag bits each recipient gets from the rendered content. */
-function mentionBits(app: App, r: RenderResult, recipients: number[]): Map<number, number> {
+export function mentionBits(app: App, r: RenderResult, recipients: readonly number[]): Map<number, number> {
   const bits = new Map<number, number>();
   const add = (uid: number, b: number) => bits.set(uid, (bits.get(uid) ?? 0) | b);
   for (const uid of r.mentionedUserIds) add(uid, FLAG.mentioned);
@@ -393,111 +387,6 @@ export function doReaction(app: App, user: UserRow, messageId: number, spec: Rea
         messageRecipientIds(app.db, messageId),
       ),
     );
-  });
-}
-
-// ---- flags -------------------------------------------------------------------------------------------
-
-const EDITABLE_FLAGS: Record<string, number> = { read: FLAG.read, starred: FLAG.starred, collapsed: FLAG.collapsed };
-const NON_EDITABLE = ['has_alert_word', 'mentioned', 'stream_wildcard_mentioned', 'topic_wildcard_mentioned', 'group_mentioned', 'historical', 'force_expand', 'force_collapse', 'wildcard_mentioned'];
-
-/** The bit of an editable flag, or Zulip's error for an unknown or read-only one. */
-export function editableFlag(flag: string): number {
-  if (flag in EDITABLE_FLAGS) return EDITABLE_FLAGS[flag];
-  if (NON_EDITABLE.includes(flag)) throw errors.badRequest("Flag not editable: '{flag}'", { flag });
-  throw errors.badRequest("Invalid flag: '{flag}'", { flag });
-}
-
-/**
- * Sets or clears a flag on the given messages. A message the user can read but never received gets a
- * historical row first; one they cannot read is "Invalid message(s)". Returns the ids whose flag changed.
- */
-export function applyFlag(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): number[] {
-  const bit = editableFlag(flag);
-  const changed: number[] = [];
-  materializeUserMessages(app.db, user.id); // the rows below are updated in place
-  const update = stmt(app.db, 'UPDATE usermessage SET flags = ? WHERE user_id = ? AND message_id = ?');
-  for (const id of ids) {
-    let flags = userMessageFlags(app.db, user.id, id);
-    if (flags === null) {
-      // As Zulip: a message the user can read but never received gets a historical row; others are refused.
-      if (!messageVisibleTo(app.db, user, id)) throw errors.badRequest('Invalid message(s)');
-      stmt(app.db, 'INSERT INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)').run(user.id, id, FLAG.read | FLAG.historical);
-      flags = FLAG.read | FLAG.historical;
-    }
-    const next = op === 'add' ? flags | bit : flags & ~bit;
-    if (next !== flags) {
-      update.run(next, user.id, id);
-      changed.push(id);
-    }
-  }
-  return changed;
-}
-
-/** The update_message_flags event for one user. */
-export function flagsEvent(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): ParleyEvent {
-  const event: ParleyEvent = { type: 'update_message_flags', op, operation: op, flag, messages: ids, all: false };
-  if (flag === 'read' && op === 'remove') {
-    const details: Record<string, unknown> = {};
-    for (const m of ids.map((id) => findMessage(app.db, user.realm_id, id)).filter((x): x is MessageRow => x !== null)) {
-      const flags = userMessageFlags(app.db, user.id, m.id) ?? 0;
-      const d: Record<string, unknown> = {};
-      if (m.stream_id !== null) {
-        d.type = 'stream';
-        d.stream_id = m.stream_id;
-        d.topic = m.topic;
-        // As Zulip's raw unread data: whether the channel itself is not muted for the user.
-        d.unmuted_stream_msg = findSubscription(app.db, user.id, m.stream_id)?.is_muted !== 1;
-      } else {
-        d.type = 'private';
-        const others = (stmt(app.db, 'SELECT user_id FROM direct_group_member WHERE group_id = ? AND user_id <> ? ORDER BY user_id').all(m.direct_group_id, user.id) as {
-          user_id: number;
-        }[]).map((r) => r.user_id);
-        d.user_ids = others;
-      }
-      if (flags & (FLAG.mentioned | FLAG.group_mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned)) d.mentioned = true;
-      details[m.id] = d;
-    }
-    event.message_details = details;
-  }
-  return event;
-}
-
-/**
- * Zulip's invariant: unread channel messages are in channels the user is subscribed to. Splits ids into
- * those that may be marked unread and the (sorted) channels whose messages were skipped.
- */
-export function skipUnsubscribedForUnread(app: App, user: UserRow, ids: number[]): { keep: number[]; ignoredChannels: number[] } {
-  const skipped = new Set<number>();
-  const keep: number[] = [];
-  const q = stmt(
-    app.db,
-    'SELECT m.stream_id, (SELECT active FROM subscription s WHERE s.user_id = ? AND s.stream_id = m.stream_id) AS active FROM message m WHERE m.id = ? AND m.realm_id = ?',
-  );
-  for (const id of ids) {
-    const m = q.get(user.id, id, user.realm_id) as { stream_id: number | null; active: number | null } | undefined;
-    if (m && m.stream_id !== null && m.active !== 1) skipped.add(m.stream_id);
-    else keep.push(id);
-  }
-  return { keep, ignoredChannels: [...skipped].sort((a, b) => a - b) };
-}
-
-/** POST /messages/flags: the changed ids, and for read/remove the channels skipped (see above). */
-export function doUpdateFlags(
-  app: App,
-  user: UserRow,
-  ids: number[],
-  flag: string,
-  op: 'add' | 'remove',
-): { changed: number[]; ignoredChannels?: number[] } {
-  return app.batch.write(() => {
-    editableFlag(flag);
-    const markUnread = flag === 'read' && op === 'remove';
-    const { keep, ignoredChannels } = markUnread ? skipUnsubscribedForUnread(app, user, ids) : { keep: ids, ignoredChannels: [] };
-    const changed = applyFlag(app, user, keep, flag, op);
-    app.batch.onCommit(() => app.events.send(flagsEvent(app, user, changed, flag, op), [user.id]));
-    if (flag === 'read' && op === 'add') app.batch.onCommit(() => queueRemovePush(app, user.id, changed));
-    return markUnread ? { changed, ignoredChannels } : { changed };
   });
 }
 

@@ -23,7 +23,7 @@ import {
   scheduledRecipientIds,
   type ScheduledMessageRow,
 } from '../lib/scheduled-messages';
-import { findStreamById, type StreamRow } from '../lib/streams';
+import { effectiveTopicsPolicy, findStreamById } from '../lib/streams';
 import { findUserById, type UserRow } from '../lib/users';
 import { checkCanSendToChannel, doSendMessage, normalizeContent, normalizeTopic } from './messages';
 
@@ -50,10 +50,6 @@ function channelIdFrom(to: number | number[]): number {
   throw errors.badRequest('Invalid data type for channel ID');
 }
 
-function topicsPolicy(s: StreamRow, realm: RealmRow): string {
-  return s.topics_policy === 'inherit' ? String(realm.topics_policy) : s.topics_policy;
-}
-
 /**
  * Zulip's check_message for a message sent later: content bounded as sent messages are, the channel
  * or the direct recipients validated now (and again at delivery). `topic` undefined: not given.
@@ -69,7 +65,7 @@ function checkScheduled(app: App, sender: UserRow, type: ScheduledType, to: numb
     if (topic === undefined && realm.mandatory_topics) throw errors.badRequest('Missing topic');
     const t = normalizeTopic(topic ?? '', realm);
     if (t === '' && realm.mandatory_topics) throw errors.badRequest('Topics are required in this organization.');
-    const policy = topicsPolicy(s, realm);
+    const policy = effectiveTopicsPolicy(s, realm);
     if (policy === 'disable_empty_topic' && t === '') throw errors.badRequest('Sending messages to the general chat is not allowed in this channel.');
     if (policy === 'empty_topic_only' && t !== '') throw errors.badRequest('Only the general chat topic is allowed in this channel.');
     return { type, streamId: s.id, recipientIds: null, topic: t, content, rendered: renderMessage(app, sender.realm_id, content, sender).html };

@@ -1,6 +1,7 @@
 // Messages: send, fetch with narrows, single message, delete, reactions, flags, render.
 import * as v from 'valibot';
-import { doDeleteMessage, doReaction, doSendMessage, doUpdateFlags, type Addressee } from '../actions/messages';
+import { doDeleteMessage, doReaction, doSendMessage, type Addressee } from '../actions/messages';
+import { doUpdateFlags } from '../actions/flags';
 import { doEditMessage } from '../actions/message-edit';
 import { doUpdateFlagsForNarrow, parseAnchor } from '../actions/flags-narrow';
 import { errors } from '../http/errors';

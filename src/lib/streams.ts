@@ -6,6 +6,7 @@ import { watchedCache, watchTable } from '../db/watch';
 import { errors } from '../http/errors';
 import { groupSettingForApi, isUserInGroup } from './groups';
 import { isAdmin, isGuest, type UserRow } from './users';
+import type { RealmRow } from './realm';
 
 export interface StreamRow {
   id: number;
@@ -258,4 +259,9 @@ export function subscribedStreams(db: Db, userId: number): StreamRow[] {
 /** Channel folder ids of the organization in display order, with their archived state. */
 export function channelFolders(db: Db, realmId: number): { id: number; is_archived: number }[] {
   return stmt(db, 'SELECT id, is_archived FROM channel_folder WHERE realm_id = ? ORDER BY "order", id').all(realmId) as { id: number; is_archived: number }[];
+}
+
+/** The topics policy in force in a channel: its own, or the organization's when it inherits. */
+export function effectiveTopicsPolicy(s: StreamRow, realm: RealmRow): string {
+  return s.topics_policy === 'inherit' ? String(realm.topics_policy) : s.topics_policy;
 }
