@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { parseArgs } from 'node:util';
+import { withCpu } from './server-process';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -93,19 +94,6 @@ function rssKb(pid: number): { rss: number; hwm: number; anon: number; file: num
   return { rss: kb('VmRSS'), hwm: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile') };
 }
 
-/** CPU seconds (user + system) the process has used so far. */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
-
-/** Runs `fn` and reports how busy process `pid` was meanwhile (1.0 = one core fully used). */
-async function withCpu<T>(pid: number, fn: () => Promise<T>): Promise<T & { cpu: number }> {
-  const c0 = cpuSeconds(pid);
-  const t0 = performance.now();
-  const r = await fn();
-  return { ...r, cpu: (cpuSeconds(pid) - c0) / ((performance.now() - t0) / 1000) };
-}
 
 const mb = (kb: number) => `${(kb / 1024).toFixed(1)} MB`;
 const median = (xs: number[]) => {

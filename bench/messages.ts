@@ -5,7 +5,7 @@
 //        1,000,000 messages; p50/p95 latencies.
 // The server runs as its own process (rate limits off); the load comes from this process.
 import { spawn } from 'node:child_process';
-import { whenListening, type ServerProcess } from './server-process';
+import { cpuSeconds, whenListening, type ServerProcess } from './server-process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -18,6 +18,7 @@ import { doCreateChannel } from '../src/actions/streams';
 import { ROLE } from '../src/lib/roles';
 import { findUserById, type UserRow } from '../src/lib/users';
 import { FLAG } from '../src/lib/narrow';
+import { openDatabase } from '../src/db/open';
 
 const root = path.join(__dirname, '..');
 
@@ -26,6 +27,8 @@ interface Seeded {
   email: string;
   apiKey: string;
   streamId: number;
+  /** Basic auth headers of the other subscribers. */
+  others: string[];
 }
 
 function seed(subscribers: number): Seeded {
@@ -35,8 +38,12 @@ function seed(subscribers: number): Seeded {
   const app = createApp(config);
   const { realmId, owner } = doCreateRealm(app, { name: 'Bench', ownerEmail: 'owner@bench.example.com', ownerPassword: 'benchmark-pw', ownerFullName: 'Owner' });
   const ids = [owner.userId];
+  const others: string[] = [];
   for (let i = 1; i < subscribers; i++) {
-    ids.push(doCreateUser(app, { realmId, email: `user${i}@bench.example.com`, password: null, fullName: `User ${i}`, role: ROLE.MEMBER, acting: null }).userId);
+    const email = `user${i}@bench.example.com`;
+    const u = doCreateUser(app, { realmId, email, password: null, fullName: `User ${i}`, role: ROLE.MEMBER, acting: null });
+    ids.push(u.userId);
+    others.push('Basic ' + Buffer.from(`${email}:${u.apiKey}`).toString('base64'));
   }
   const ownerRow = findUserById(app.db, realmId, owner.userId) as UserRow;
   const stream = doCreateChannel(app, ownerRow, realmId, { name: 'bench' });
@@ -44,7 +51,7 @@ function seed(subscribers: number): Seeded {
   for (const id of ids) sub.run(id, stream.id);
   app.batch.commit();
   app.close();
-  return { dir, email: owner.email, apiKey: owner.apiKey, streamId: stream.id };
+  return { dir, email: owner.email, apiKey: owner.apiKey, streamId: stream.id, others };
 }
 
 /** Fills the channel with `count` messages (two topics) straight through SQL, with FTS and per-user rows. */
@@ -74,6 +81,10 @@ function fill(s: Seeded, count: number): void {
     process.stderr.write(`\rfilled ${Math.min(count, done + chunk)} / ${count}`);
   }
   app.db.prepare("UPDATE stream SET first_message_id = (SELECT min(id) FROM message) WHERE id = ?").run(s.streamId);
+  // Every row was written above (all read): move the cursors past them, as reading would have.
+  const cursorsAt = Date.now();
+  app.db.prepare('UPDATE usermessage_cursor SET message_id = (SELECT max(id) FROM message)').run();
+  process.stderr.write(` cursors ${((Date.now() - cursorsAt) / 1000).toFixed(1)} s`);
   process.stderr.write(` in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   app.close();
 }
@@ -122,10 +133,31 @@ async function benchSend(): Promise<void> {
   const auth = 'Basic ' + Buffer.from(`${s.email}:${s.apiKey}`).toString('base64');
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
   const clients = 16;
+  // BENCH_LISTENERS: that many other subscribers hold an event queue for messages and long-poll it
+  // throughout, as connected clients do (default none: the send path alone).
+  const listeners = Math.min(Number(process.env.BENCH_LISTENERS ?? 0), s.others.length);
+  const queues = await Promise.all(
+    s.others.slice(0, listeners).map(async (a) => {
+      const res = await request(port, a, 'POST', '/api/v1/register', 'event_types=%5B%22message%22%5D&fetch_event_types=%5B%5D');
+      return { auth: a, id: JSON.parse(res.body).queue_id as string };
+    }),
+  );
   let ok = 0;
   let failed = 0;
+  let eventsReceived = 0;
   const deadline = Date.now() + seconds * 1000;
+  const polling = queues.map(async (q) => {
+    let last = -1;
+    while (Date.now() < deadline) {
+      const res = await request(port, q.auth, 'GET', `/api/v1/events?queue_id=${encodeURIComponent(q.id)}&last_event_id=${last}`);
+      const events = JSON.parse(res.body).events as { id: number; type: string }[];
+      for (const e of events) if (e.type === 'message') eventsReceived++;
+      if (events.length) last = events[events.length - 1].id;
+    }
+  });
   const started = Date.now();
+  const serverCpu0 = cpuSeconds(proc.pid as number);
+  const clientCpu0 = process.cpuUsage();
   await Promise.all(
     Array.from({ length: clients }, async (_, c) => {
       let i = 0;
@@ -138,9 +170,21 @@ async function benchSend(): Promise<void> {
     }),
   );
   const elapsed = (Date.now() - started) / 1000;
+  const serverCpu = (cpuSeconds(proc.pid as number) - serverCpu0) / elapsed;
+  if (listeners) {
+    // One more message wakes the parked polls so they can see the deadline.
+    await request(port, auth, 'POST', '/api/v1/messages', new URLSearchParams({ type: 'stream', to: String(s.streamId), topic: 'end', content: 'end' }).toString());
+    await Promise.all(polling);
+  }
+  const clientUsage = process.cpuUsage(clientCpu0);
+  const clientCpu = (clientUsage.user + clientUsage.system) / 1e6 / elapsed;
   proc.kill('SIGINT'); // SIGINT lets --cpu-prof (BENCH_NODE_ARGS) write its profile
   await new Promise((r) => proc.once('exit', r));
-  console.log(`POST /messages, 50 subscribers, ${clients} clients, ${elapsed.toFixed(1)} s: ${(ok / elapsed).toFixed(0)} messages/s committed (${ok} ok, ${failed} failed); target >= 5000`);
+  console.log(
+    `POST /messages, 50 subscribers, ${clients} clients, ${elapsed.toFixed(1)} s: ${(ok / elapsed).toFixed(0)} messages/s committed (${ok} ok, ${failed} failed); target >= 5000\n` +
+      `  server CPU ${(serverCpu * 100).toFixed(0)} % (${((serverCpu / (ok / elapsed)) * 1e6).toFixed(0)} µs per message), load generator CPU ${(clientCpu * 100).toFixed(0)} %, load average ${os.loadavg()[0].toFixed(2)}` +
+      (listeners ? `\n  ${listeners} event queues long-polling: ${eventsReceived} message events received (${(eventsReceived / elapsed).toFixed(0)}/s)` : ''),
+  );
   fs.rmSync(s.dir, { recursive: true, force: true });
 }
 
@@ -171,8 +215,47 @@ async function benchRead(): Promise<void> {
   await run('search "needle" (100 newest)', { anchor: 'newest', num_before: '100', num_after: '0', narrow: search }, 50, 'p50 < 50 ms');
   const search2 = JSON.stringify([{ operator: 'channel', operand: s.streamId }, { operator: 'search', operand: 'bravo hotel' }]);
   await run('search "bravo hotel" in channel (100 newest)', { anchor: 'newest', num_before: '100', num_after: '0', narrow: search2 }, 50, 'p50 < 50 ms');
+  // Catch-up: a backlog of messages whose plain per-user rows are implied, as sends leave them (the
+  // sender's row only), then the reader's first requests, which write their rows first.
+  const backlog = Number(process.env.BENCH_BACKLOG ?? 10_000);
+  addBacklog(s, backlog);
+  const all = JSON.stringify([]);
+  await run(`first GET /messages 100 newest, no narrow, after ${backlog} unread (writes them)`, { anchor: 'newest', num_before: '100', num_after: '0', narrow: all }, 1, 'none');
+  await run('GET /messages 100 newest, no narrow, caught up', { anchor: 'newest', num_before: '100', num_after: '0', narrow: all }, 50, 'none');
+  addBacklog(s, backlog);
+  const registerOnce = async (label: string) => {
+    const t0 = process.hrtime.bigint();
+    const res = await request(port, auth, 'POST', '/api/v1/register', 'event_types=%5B%22message%22%5D&fetch_event_types=%5B%22message%22%2C%22update_message_flags%22%5D');
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (res.status !== 200) throw new Error(`register: ${res.status} ${res.body.slice(0, 200)}`);
+    const unread = (JSON.parse(res.body).unread_msgs.count as number) ?? 0;
+    console.log(`${label}: ${ms.toFixed(1)} ms, ${unread} unread`);
+  };
+  await registerOnce(`POST /register with unread_msgs after ${backlog} more (writes them)`);
+  await registerOnce('POST /register with unread_msgs, caught up');
   proc.kill('SIGTERM');
   fs.rmSync(s.dir, { recursive: true, force: true });
+}
+
+/** Appends `count` channel messages from another subscriber, written as sends write them (FTS row, the sender's row). */
+function addBacklog(s: Seeded, count: number): void {
+  const db = openDatabase(path.join(s.dir, 'parley.db'));
+  const sender = (db.prepare('SELECT user_id FROM subscription WHERE stream_id = ? ORDER BY user_id DESC LIMIT 1').get(s.streamId) as { user_id: number }).user_id;
+  const insMsg = db.prepare(
+    `INSERT INTO message (realm_id, sender_id, stream_id, topic, topic_key, content, rendered_content, date_sent) VALUES (1, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const insFts = db.prepare('INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)');
+  const insUm = db.prepare('INSERT INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)');
+  db.transaction(() => {
+    for (let i = 0; i < count; i++) {
+      const topic = `backlog ${i % 20}`;
+      const content = `backlog message ${i}`;
+      const id = Number(insMsg.run(sender, s.streamId, topic, topic, content, `<p>${content}</p>`, 1_800_000_000 + i).lastInsertRowid);
+      insFts.run(id, topic, content);
+      insUm.run(sender, id, FLAG.read);
+    }
+  })();
+  db.close();
 }
 
 async function main(): Promise<void> {

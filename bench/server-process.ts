@@ -83,3 +83,17 @@ export function gcHook(): GcHook {
     remove: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
 }
+
+/** CPU seconds (user + system) the process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+/** Runs `fn` and reports how busy process `pid` was meanwhile (1.0 = one core fully used). */
+export async function withCpu<T>(pid: number, fn: () => Promise<T>): Promise<T & { cpu: number }> {
+  const c0 = cpuSeconds(pid);
+  const t0 = performance.now();
+  const r = await fn();
+  return { ...r, cpu: (cpuSeconds(pid) - c0) / ((performance.now() - t0) / 1000) };
+}
