@@ -31,6 +31,8 @@ function directAddressee(to: unknown): Addressee {
 }
 
 const narrowParam = p.json(v.nullable(v.array(v.unknown()))).default([]);
+/** Zulip's MAX_MESSAGES_PER_FETCH. */
+const MAX_MESSAGES_PER_FETCH = 5000;
 
 export const messageRoutes = [
   route({
@@ -89,26 +91,27 @@ export const messageRoutes = [
     },
     handle({ app, user, params }) {
       const narrow = parseNarrow(params.narrow);
+      // As Zulip's get_messages_backend: both counts default to 0; message_ids excludes a window.
+      const numBefore = params.num_before ?? 0;
+      const numAfter = params.num_after ?? 0;
       if (params.message_ids !== undefined) {
-        const clash = ['num_before', 'num_after', 'anchor'].filter((k) => params[k as keyof typeof params] !== undefined);
-        if (clash.length || params.use_first_unread_anchor) {
+        if (numBefore || numAfter || params.anchor !== undefined || params.use_first_unread_anchor) {
           throw errors.incompatible(['num_before', 'num_after', 'anchor', 'message_ids', 'include_anchor', 'use_first_unread_anchor']);
         }
+        if (params.message_ids.length > MAX_MESSAGES_PER_FETCH) throw errors.badRequest('Too many messages requested (maximum 5000).');
         return fetchMessages(app, user, narrow, { messageIds: params.message_ids, applyMarkdown: params.apply_markdown, clientGravatar: params.client_gravatar });
       }
       if (params.anchor === undefined && !params.use_first_unread_anchor) throw errors.badRequest("Missing 'anchor' argument.");
-      if (params.num_before === undefined) throw errors.missing('num_before');
-      if (params.num_after === undefined) throw errors.missing('num_after');
-      if (params.num_before + params.num_after > 5000) throw errors.badRequest('Too many messages requested (maximum 5000).');
+      if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw errors.badRequest('Too many messages requested (maximum 5000).');
       const anchor = params.use_first_unread_anchor ? 'first_unread' : parseAnchor(params.anchor as string);
-      if (!params.include_anchor && params.num_before > 0 && params.num_after > 0) {
+      if (!params.include_anchor && numBefore > 0 && numAfter > 0) {
         throw errors.badRequest('The anchor can only be excluded at an end of the range');
       }
       return fetchMessages(app, user, narrow, {
         anchor,
         includeAnchor: params.include_anchor,
-        numBefore: params.num_before,
-        numAfter: params.num_after,
+        numBefore,
+        numAfter,
         applyMarkdown: params.apply_markdown,
         clientGravatar: params.client_gravatar,
       });

@@ -130,11 +130,12 @@ export function fetchMessages(app: App, user: UserRow, terms: NarrowTerm[], opts
   let rows: { id: number; flags: number | null }[];
   let extra: Record<string, unknown>;
   if (opts.messageIds) {
+    // Only the user's own rows, unless the narrow names a channel whose history they can read (the
+    // 'channel' base), as Zulip's ok_to_include_history.
     rows = stmt(app.db, `SELECT m.id AS id, um.flags AS flags FROM ${fromClause(n)} WHERE ${whereOf(n)} AND m.id IN (SELECT value FROM json_each(?)) ORDER BY m.id`)
       .all(user.id, ...n.params, JSON.stringify(opts.messageIds)) as { id: number; flags: number | null }[];
-    // Message ids outside the user's rows but in a channel they can read still count (shared history).
-    if (n.base === 'user') rows = addHistorical(app, user, rows, opts.messageIds, terms);
-    extra = {};
+    // zulip-compat: no anchor; the found_* keys are false.
+    extra = { found_anchor: false, found_oldest: false, found_newest: false, history_limited: false };
   } else {
     const w = messageWindow(app, user, n, opts.anchor ?? 'newest', opts.includeAnchor ?? true, opts.numBefore ?? 0, opts.numAfter ?? 0);
     rows = w.rows;
@@ -151,28 +152,6 @@ export function fetchMessages(app: App, user: UserRow, terms: NarrowTerm[], opts
     }
   });
   return { messages: formatted, ...extra };
-}
-
-function addHistorical(
-  app: App,
-  user: UserRow,
-  rows: { id: number; flags: number | null }[],
-  ids: number[],
-  terms: NarrowTerm[],
-): { id: number; flags: number | null }[] {
-  const have = new Set(rows.map((r) => r.id));
-  const missing = ids.filter((id) => !have.has(id));
-  if (missing.length === 0 || terms.some((t) => t.operator === 'is' && t.operand !== 'resolved')) return rows;
-  const extraRows: { id: number; flags: number | null }[] = [];
-  for (const id of missing) {
-    const m = stmt(app.db, 'SELECT stream_id FROM message WHERE id = ? AND realm_id = ?').get(id, user.realm_id) as { stream_id: number | null } | undefined;
-    if (!m || m.stream_id === null) continue;
-    const sub = narrowToSql(app.db, user, [...terms, { operator: 'channel', operand: m.stream_id, negated: false }]);
-    if (sub.base !== 'channel') continue;
-    const ok = stmt(app.db, `SELECT m.id FROM ${fromClause(sub)} WHERE ${whereOf(sub)} AND m.id = ?`).get(user.id, ...sub.params, id);
-    if (ok) extraRows.push({ id, flags: null });
-  }
-  return [...rows, ...extraRows].sort((a, b) => a.id - b.id);
 }
 
 /** GET /messages/matches_narrow: which of the user's received messages match, with highlights. */

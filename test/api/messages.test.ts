@@ -307,8 +307,15 @@ describe('GET /messages', () => {
 
   it('message_ids', async () => {
     const res = await t.api(t.users.othello, 'GET', '/messages', { message_ids: [m[4], m[1], 99999] });
-    assert.deepEqual(Object.keys(res.body).sort(), ['messages', 'msg', 'result']);
+    // As Zulip's get_messages_backend: no anchor, the found_* keys false.
+    assert.deepEqual(Object.keys(res.body).sort(), ['found_anchor', 'found_newest', 'found_oldest', 'history_limited', 'messages', 'msg', 'result']);
+    assert.deepEqual([res.body.found_anchor, res.body.found_oldest, res.body.found_newest, res.body.history_limited], [false, false, false, false]);
     assert.deepEqual(ids(res.body), [m[1], m[4]]);
+    // Zero counts are no window: they go with message_ids.
+    const zero = await t.api(t.users.othello, 'GET', '/messages', { message_ids: [m[1]], num_before: 0, num_after: 0 });
+    assert.deepEqual(ids(zero.body), [m[1]]);
+    const many = await t.api(t.users.othello, 'GET', '/messages', { message_ids: Array.from({ length: 5001 }, (_, i) => i + 1) });
+    assert.deepEqual(many.body, err('Too many messages requested (maximum 5000).'));
     const clash = await t.api(t.users.othello, 'GET', '/messages', { message_ids: [m[1]], anchor: 'newest' });
     assert.deepEqual(
       clash.body,
@@ -333,6 +340,9 @@ describe('GET /messages', () => {
     }
     const ok = await t.api(t.users.othello, 'GET', '/messages', { anchor: 'newest', num_before: 2500, num_after: 2500 });
     assert.equal(ok.status, 200);
+    // num_before and num_after default to 0 (Zulip's get_messages_backend).
+    const none = await t.api(t.users.othello, 'GET', '/messages', { anchor: 'newest' });
+    assert.deepEqual(none.body, { ...SUCCESS, messages: [], anchor: 10_000_000_000_000_000, found_anchor: false, found_oldest: false, found_newest: true, history_limited: false });
   });
 });
 

@@ -104,9 +104,17 @@ describe('visibility matrix', () => {
     });
 
     it(`GET /messages with message_ids, for ${name}`, async () => {
+      // Without a channel narrow, only what the user received (Zulip's ok_to_include_history); in a
+      // channel whose history they can read, that history too.
       const res = await t.api(t.users[name], 'GET', '/messages', { message_ids: byId(everything()) });
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(ids(res.body), byId(readable(name)));
+      assert.deepEqual(ids(res.body), byId(received(name)));
+      for (const chKey of ['pub', 'shared', 'protected']) {
+        const inChannel = await t.api(t.users[name], 'GET', '/messages', { message_ids: byId(everything()), narrow: [{ operator: 'channel', operand: ch[chKey] }] });
+        assert.equal(inChannel.status, 200, inChannel.text);
+        const expected = byId(readable(name).filter((k) => k === chKey || (chKey === 'protected' && k === 'protectedLater')));
+        assert.deepEqual(ids(inChannel.body), expected, `${name} in ${chKey}`);
+      }
     });
 
     it(`search, for ${name}`, async () => {

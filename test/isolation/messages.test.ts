@@ -27,7 +27,8 @@ const viewer = (v: Viewer): TestUser => (v === 'otherBot' ? otherBot : t.users[v
 
 /**
  * The messages each viewer received (has a row for: the unnarrowed feed, search, matches_narrow, is:dm)
- * and the ones it may read (GET /messages/{id}, message_ids: received plus public history for members).
+ * and the ones it may read (GET /messages/{id}: received plus public history for members). message_ids
+ * without a channel narrow give only what the viewer received (Zulip's ok_to_include_history).
  * "bot" is hamlet's bot; owning a bot gives the bot nothing of its owner's, nor the owner anything of the bot's.
  */
 const TABLE: Record<Viewer, { received: MsgKey[]; readable: MsgKey[] }> = {
@@ -95,10 +96,13 @@ describe('message read paths, per viewer', () => {
       }
     });
 
-    it(`GET /messages with message_ids: ${v} gets exactly the readable ones`, async () => {
+    it(`GET /messages with message_ids: ${v} gets exactly the received ones, and readable history only in a channel narrow`, async () => {
       const res = await t.api(viewer(v), 'GET', '/messages', { message_ids: sorted(ALL_KEYS()) });
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(ids(res.body), sorted(readable));
+      assert.deepEqual(ids(res.body), sorted(received));
+      const inOpen = await t.api(viewer(v), 'GET', '/messages', { message_ids: sorted(ALL_KEYS()), narrow: [{ operator: 'channel', operand: ch.open }] });
+      assert.equal(inOpen.status, 200, inOpen.text);
+      assert.deepEqual(ids(inOpen.body), sorted(readable.filter((k) => k === 'open')));
     });
 
     it(`GET /messages narrows: ${v} gets exactly what it received, plus readable channel history`, async () => {
