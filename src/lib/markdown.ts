@@ -6,6 +6,7 @@
 import type MarkdownIt from 'markdown-it';
 import TLDS from 'tlds';
 import { loadKatex, loadMarkdownIt } from '../lazy';
+import { parseTimestamp } from './timestamp';
 import { EMOTICON_CONVERSIONS, emojiCodeForString, emojiNameForCode, unicodeEmojiCode, ZULIP_EMOJI_URL } from './emoji';
 
 type Token = MarkdownIt.Token;
@@ -58,6 +59,8 @@ export interface RenderContext {
    * topic's first message the sender can read, as ".../topic/T/with/ID"), or null for none.
    */
   topicPermalinkMessageId?(streamId: number, topic: string): number | null;
+  /** Milliseconds since the epoch: <time:...> fills what the text leaves out from today. Default Date.now(). */
+  nowMs?(): number;
   /** The sender's translate_emoticons setting (":)" → 🙂). Default false. */
   translateEmoticons?: boolean;
   /** Told about an internal error; the message then renders as escaped plain text. */
@@ -88,6 +91,8 @@ export const MAX_RENDER_OUTPUT = 100 * MAX_RENDER_INPUT;
 interface Env {
   ctx: RenderContext;
   inQuote: boolean;
+  /** onlyEmptyQuoteLines' last scan: lines from..to-1 are empty quote lines, `to` ends the run. */
+  quoteScan: { endLine: number; from: number; to: number; starts: number[]; endStart: number; result: boolean } | null;
   linkifiers: CompiledLinkifier[];
   mentionedUserIds: Set<number>;
   mentionedGroupIds: Set<number>;
@@ -319,6 +324,151 @@ function zulipFence(state: StateBlock, startLine: number, endLine: number, silen
   return true;
 }
 
+// zulip-compat: a quote whose lines up to the block's end are all empty (">") is a paragraph
+// (Zulip's BlockQuoteProcessor.RE refuses to start a quote there).
+const EMPTY_QUOTE_LINE_RE = /^>\s*$/;
+function onlyEmptyQuoteLines(state: StateBlock, startLine: number, endLine: number): boolean {
+  // A paragraph asks about each of its lines, so remember the run of empty quote lines last
+  // scanned: every line in it has the same answer (checked against where the lines start now, as
+  // a quote being parsed moves them).
+  const env = state.env as Env;
+  const memo = env.quoteScan;
+  const lineStart = (line: number): number => (line < state.lineMax ? state.bMarks[line]! + state.tShift[line]! : -1);
+  if (
+    memo !== null && memo.endLine === endLine && startLine >= memo.from && startLine < memo.to &&
+    memo.starts[startLine - memo.from] === lineStart(startLine) && memo.endStart === lineStart(memo.to)
+  ) {
+    return memo.result;
+  }
+  let line = startLine;
+  let result = true;
+  for (; line < endLine; line++) {
+    const text = lineText(state, line);
+    if (text === '') break;
+    if (!EMPTY_QUOTE_LINE_RE.test(text)) {
+      result = false;
+      break;
+    }
+  }
+  const starts: number[] = [];
+  for (let l = startLine; l < line; l++) starts.push(lineStart(l));
+  env.quoteScan = { endLine, from: startLine, to: line, starts, endStart: lineStart(line), result };
+  return result;
+}
+
+// A ">" quote, as markdown-it's blockquote rule (lib/rules_block/blockquote.mjs) but with
+// Python-Markdown's extent: the quote takes every following line of its block, with or without
+// ">" (so ">\n>\ntext" quotes "text", where markdown-it keeps only lazy paragraph lines). The
+// block ends at a blank line, or at a fence line, which Zulip's fenced-code preprocessor sets
+// apart as a block of its own. Lines left of the quote keep markdown-it's rules.
+function zulipBlockquote(state: StateBlock, startLine: number, endLine: number, silent: boolean): boolean {
+  if (state.sCount[startLine]! - state.blkIndent >= 4) return false;
+  if (state.src.charCodeAt(state.bMarks[startLine]! + state.tShift[startLine]!) !== 0x3e /* > */) return false;
+  if (onlyEmptyQuoteLines(state, startLine, endLine)) return false;
+  if (silent) return true;
+
+  const oldLineMax = state.lineMax;
+  const oldParentType = state.parentType;
+  const oldBMarks: number[] = [];
+  const oldBSCount: number[] = [];
+  const oldSCount: number[] = [];
+  const oldTShift: number[] = [];
+  const save = (line: number): void => {
+    oldBMarks.push(state.bMarks[line]!);
+    oldBSCount.push(state.bsCount[line]!);
+    oldSCount.push(state.sCount[line]!);
+    oldTShift.push(state.tShift[line]!);
+  };
+  const terminatorRules = state.md.block.ruler.getRules('blockquote');
+  state.parentType = 'blockquote';
+  let lastLineEmpty = false;
+  let nextLine = startLine;
+  for (; nextLine < endLine; nextLine++) {
+    const isOutdented = state.sCount[nextLine]! < state.blkIndent;
+    let pos = state.bMarks[nextLine]! + state.tShift[nextLine]!;
+    const max = state.eMarks[nextLine]!;
+    if (pos >= max) break;
+
+    if (state.src.charCodeAt(pos++) === 0x3e /* > */ && !isOutdented) {
+      // Strip the marker and one space (a tab counts to the next stop), as markdown-it does.
+      let initial = state.sCount[nextLine]! + 1;
+      let spaceAfterMarker = false;
+      let adjustTab = false;
+      if (state.src.charCodeAt(pos) === 0x20) {
+        pos++;
+        initial++;
+        spaceAfterMarker = true;
+      } else if (state.src.charCodeAt(pos) === 0x09) {
+        spaceAfterMarker = true;
+        if ((state.bsCount[nextLine]! + initial) % 4 === 3) {
+          pos++;
+          initial++;
+        } else {
+          adjustTab = true;
+        }
+      }
+      let offset = initial;
+      save(nextLine);
+      state.bMarks[nextLine] = pos;
+      for (; pos < max; pos++) {
+        const ch = state.src.charCodeAt(pos);
+        if (ch === 0x09) offset += 4 - ((offset + state.bsCount[nextLine]! + (adjustTab ? 1 : 0)) % 4);
+        else if (ch === 0x20) offset++;
+        else break;
+      }
+      lastLineEmpty = pos >= max;
+      state.bsCount[nextLine] = state.sCount[nextLine]! + 1 + (spaceAfterMarker ? 1 : 0);
+      state.sCount[nextLine] = offset - initial;
+      state.tShift[nextLine] = pos - state.bMarks[nextLine]!;
+      continue;
+    }
+
+    if (!isOutdented) {
+      // zulip-compat: the rest of the block is quoted as it stands.
+      if (FENCE_RE.test(lineText(state, nextLine))) {
+        state.lineMax = nextLine;
+        break;
+      }
+      save(nextLine);
+      state.sCount[nextLine]! -= state.blkIndent;
+      continue;
+    }
+
+    // Outdented (left of an enclosing list item): markdown-it's lazy continuation.
+    if (lastLineEmpty) break;
+    if (terminatorRules.some((rule) => rule(state, nextLine, endLine, true))) {
+      state.lineMax = nextLine;
+      if (state.blkIndent !== 0) {
+        save(nextLine);
+        state.sCount[nextLine]! -= state.blkIndent;
+      }
+      break;
+    }
+    save(nextLine);
+    state.sCount[nextLine] = -1;
+  }
+
+  const oldIndent = state.blkIndent;
+  state.blkIndent = 0;
+  const open = state.push('blockquote_open', 'blockquote', 1);
+  open.markup = '>';
+  const lines: [number, number] = [startLine, 0];
+  open.map = lines;
+  state.md.block.tokenize(state, startLine, nextLine);
+  state.push('blockquote_close', 'blockquote', -1).markup = '>';
+  state.lineMax = oldLineMax;
+  state.parentType = oldParentType;
+  lines[1] = state.line;
+  for (let i = 0; i < oldTShift.length; i++) {
+    state.bMarks[i + startLine] = oldBMarks[i]!;
+    state.tShift[i + startLine] = oldTShift[i]!;
+    state.sCount[i + startLine] = oldSCount[i]!;
+    state.bsCount[i + startLine] = oldBSCount[i]!;
+  }
+  state.blkIndent = oldIndent;
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Inline syntax: mentions, channel links, code spans, strikethrough, timestamps
 
@@ -541,7 +691,7 @@ function timestamp(state: StateInline, silent: boolean): boolean {
   if (!m) return false;
   if (!silent) {
     const text = m[1]!;
-    const iso = parseTimestamp(text);
+    const iso = parseTimestamp(text, (state.env as Env).ctx.nowMs?.() ?? Date.now());
     pushHtml(
       state,
       iso === null
@@ -553,19 +703,6 @@ function timestamp(state: StateInline, silent: boolean): boolean {
     state.pos += m[0].length;
   }
   return true;
-}
-
-// Zulip parses with dateutil; we accept ISO 8601 (naive means UTC, as in Zulip), Unix
-// seconds, and what Date.parse reads with an explicit zone.
-function parseTimestamp(text: string): string | null {
-  const t = text.trim();
-  let ms: number;
-  if (/^-?\d+(\.\d+)?$/.test(t)) ms = Number(t) * 1000;
-  else if (/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/.test(t)) ms = Date.parse(t.replace(' ', 'T') + (t.length > 10 ? 'Z' : 'T00:00:00Z'));
-  else if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(t)) ms = Date.parse(t.replace(' ', 'T'));
-  else return null;
-  if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) return null;
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -910,6 +1047,17 @@ export function expandUriTemplate(template: string, vars: Record<string, string 
   });
 }
 
+// Whether the line starts with "1)"-style numbering (digits then ")"), without slicing the line:
+// the list rule is asked about every line of every paragraph.
+function hasParenOrderedMarker(state: StateBlock, line: number): boolean {
+  let pos = state.bMarks[line]! + state.tShift[line]!;
+  const max = Math.min(state.eMarks[line]!, pos + 10);
+  const start = pos;
+  while (pos < max && state.src.charCodeAt(pos) >= 0x30 && state.src.charCodeAt(pos) <= 0x39) pos++;
+  return pos > start && pos < max && state.src.charCodeAt(pos) === 0x29 /* ) */;
+}
+const INTERRUPTING_ITEM_RE = /^\d\.[ \t]+\S/;
+
 // ---------------------------------------------------------------------------------------------
 // The markdown-it instance (configured once; per-render data travels in env)
 
@@ -929,38 +1077,27 @@ function buildMarkdownIt(): MarkdownIt {
   md.disable(['lheading', 'reference', 'image', 'autolink', 'escape', 'html_block', 'html_inline', 'fence', 'strikethrough']);
   md.block.ruler.before('code', 'zulip_fence', zulipFence, { alt: ['paragraph', 'reference', 'blockquote', 'list'] });
 
-  // zulip-compat: a quote whose lines are all empty (">") is a paragraph.
-  const blockquote = ruleFn(md.block.ruler, 'blockquote');
-  md.block.ruler.at(
-    'blockquote',
-    (state, startLine, endLine, silent) => {
-      let line = startLine;
-      let onlyEmpty = true;
-      for (; line < endLine; line++) {
-        const text = lineText(state, line);
-        if (text === '') break;
-        if (!/^>[>\s]*$/.test(text)) {
-          onlyEmpty = false;
-          break;
-        }
-        if (text.replace(/^>\s?/, '').trim() !== '') {
-          onlyEmpty = false;
-          break;
-        }
-      }
-      if (onlyEmpty) return false;
-      return blockquote(state, startLine, endLine, silent);
-    },
-    { alt: ['paragraph', 'reference', 'blockquote', 'list'] },
-  );
+  md.block.ruler.at('blockquote', zulipBlockquote, { alt: ['paragraph', 'reference', 'blockquote', 'list'] });
 
   // zulip-compat: like Python-Markdown's nl2br, a paragraph keeps the spaces at its end and
   // around its line breaks (CommonMark trims them).
+  // zulip-compat: in a list item's first paragraph, the lines after the marker's line keep their
+  // indentation beyond the list's own ("* a\n  b" → "a<br>\n  b"): Python-Markdown's get_items
+  // appends them to the item as they stand, and Zulip's 2-space list detab removes only the
+  // enclosing lists' indentation (markdown-it would strip up to the item's content column).
   const paragraph = ruleFn(md.block.ruler, 'paragraph');
   md.block.ruler.at('paragraph', (state, startLine, endLine, silent) => {
+    const item = state.tokens[state.tokens.length - 1];
+    const opensItem = state.parentType === 'list' && item?.type === 'list_item_open' && item.map?.[0] === startLine;
     if (!paragraph(state, startLine, endLine, silent)) return false;
     const inline = state.tokens[state.tokens.length - 2];
-    if (inline?.type === 'inline') inline.content = state.getLines(startLine, state.line, state.blkIndent, false).replace(/^\s+/, '');
+    if (inline?.type !== 'inline') return true;
+    if (opensItem && state.line > startLine + 1 && state.listIndent >= 0) {
+      const first = state.getLines(startLine, startLine + 1, state.blkIndent, false);
+      inline.content = first.replace(/^\s+/, '') + '\n' + state.getLines(startLine + 1, state.line, state.listIndent, false);
+    } else {
+      inline.content = state.getLines(startLine, state.line, state.blkIndent, false).replace(/^\s+/, '');
+    }
     return true;
   });
   md.inline.ruler.at('newline', (state, silent) => {
@@ -971,12 +1108,14 @@ function buildMarkdownIt(): MarkdownIt {
   });
 
   // zulip-compat: an item like "2. x" may interrupt a paragraph (CommonMark allows only "1."),
-  // which Zulip's nested numbered lists need.
+  // which Zulip's nested numbered lists need. And only "1." numbers an item: Python-Markdown's
+  // (sane) OListProcessor has no "1)", so such a line is text, inside an item a continuation line.
   const list = ruleFn(md.block.ruler, 'list');
   md.block.ruler.at(
     'list',
     (state, startLine, endLine, silent) => {
-      if (!silent || state.parentType !== 'paragraph' || !/^\d[.)][ \t]+\S/.test(lineText(state, startLine))) {
+      if (hasParenOrderedMarker(state, startLine)) return false;
+      if (!silent || state.parentType !== 'paragraph' || !INTERRUPTING_ITEM_RE.test(lineText(state, startLine))) {
         return list(state, startLine, endLine, silent);
       }
       const parentType = state.parentType;
@@ -1126,7 +1265,7 @@ const getMd = (): MarkdownIt => (mdInstance ??= buildMarkdownIt());
 // items by 2-space steps ("1. a" then "  2. b" is nested); CommonMark wants the parent's content
 // column, so such items are moved right to it. Fenced code is left alone.
 const LI_RE = /^[ ]*([*+-]|\d\.)[ ]+(.*)/;
-const LIST_ITEM_RE = /^( *)([*+-]|\d{1,9}[.)])( +)(?=\S)/;
+const LIST_ITEM_RE = /^( *)([*+-]|\d{1,9}\.)( +)(?=\S)/;
 function preprocess(content: string): string {
   const lines = content.split('\n');
   const out: string[] = [];
@@ -1251,6 +1390,7 @@ export function renderMarkdown(content: string, ctx: RenderContext): RenderResul
   const env: Env = {
     ctx,
     inQuote: false,
+    quoteScan: null,
     linkifiers: [],
     mentionedUserIds: result.mentionedUserIds,
     mentionedGroupIds: result.mentionedGroupIds,

@@ -64,6 +64,8 @@ export function renderContext(app: App, realmId: number, sender?: UserRow): Rend
     },
     topicPermalinkMessageId: sender ? (streamId, topic) => firstTopicMessageFor(app, sender, streamId, topic) : undefined,
     translateEmoticons: sender?.translate_emoticons === 1,
+    // <time:...> fills what the text leaves out from today, on the app's clock (a test's fake one too).
+    nowMs: () => app.clock.nowMs(),
     linkifiers: stmt(db, 'SELECT pattern, url_template FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(realmId) as {
       pattern: string;
       url_template: string;

@@ -63,6 +63,7 @@ const ZULIP_CASES: [string, string, string][] = [
   ['fenced_complexly_nested_quote', 'I heard about this second hand...\n~~~ quote\n\nHe said:\n~~~ quote\nThe customer is complaining.\n\nThey looked at this code:\n``` \ndef hello(): print \'hello\n```\nThey would prefer:\n~~~\ndef hello()\n  puts \'hello\'\nend\n~~~\n\nPlease advise.\n~~~\n\nShe said:\n~~~ quote\nJust send them this:\n```\necho "hello\n"\n```\n~~~', '<p>I heard about this second hand...</p>\n<blockquote>\n<p>He said:</p>\n<blockquote>\n<p>The customer is complaining.</p>\n<p>They looked at this code:</p>\n<div class="codehilite"><pre><span></span><code>def hello(): print &#39;hello\n</code></pre></div>\n<p>They would prefer:</p>\n</blockquote>\n<p>def hello()<br>\n  puts \'hello\'<br>\nend</p>\n</blockquote>\n<p>Please advise.</p>\n<div class="codehilite"><pre><span></span><code>She said:\n~~~ quote\nJust send them this:\n```\necho &quot;hello\n&quot;\n```\n</code></pre></div>'],
   ['empty_single_blockquote', '>', '<p>&gt;</p>'],
   ['empty_multiple_blockquote', '>>>>>', '<blockquote>\n<blockquote>\n<blockquote>\n<blockquote>\n<p>&gt;</p>\n</blockquote>\n</blockquote>\n</blockquote>\n</blockquote>'],
+  ['non_empty_blockquote', '>\n>\ntext', '<blockquote>\n<p>text</p>\n</blockquote>'],
   ['multiple_blockquote_with_angular_bracket', '> Hello World!\n\n> Hello Universe!', '<blockquote>\n<p>Hello World!</p>\n</blockquote>\n<blockquote>\n<p>Hello Universe!</p>\n</blockquote>'],
   ['multiple_blockquote_with_backticks_and_angular_bracket', '```quote\nText in\nmultiple lines.\n```\n\n> Text in a single line.', '<blockquote>\n<p>Text in<br>\nmultiple lines.</p>\n</blockquote>\n<blockquote>\n<p>Text in a single line.</p>\n</blockquote>'],
   ['multiple_blockquote_with_quote_and_reply', 'Hamlet said:\n~~~quote\nCan we talk ?\n~~~\n> Yes !!\n\nWelcome to Open Source.', '<p>Hamlet said:</p>\n<blockquote>\n<p>Can we talk ?</p>\n</blockquote>\n<blockquote>\n<p>Yes !!</p>\n</blockquote>\n<p>Welcome to Open Source.</p>'],
@@ -88,6 +89,7 @@ const ZULIP_CASES: [string, string, string][] = [
   ['ulist_hanging_multi', 'Plain list\n* Alpha\n* Beta\n\nAnd again:\n* A\n* B\n* C\n\nOnce more for feeling:\n* Q\n* E\n* D', '<p>Plain list</p>\n<ul>\n<li>Alpha</li>\n<li>Beta</li>\n</ul>\n<p>And again:</p>\n<ul>\n<li>A</li>\n<li>B</li>\n<li>C</li>\n</ul>\n<p>Once more for feeling:</p>\n<ul>\n<li>Q</li>\n<li>E</li>\n<li>D</li>\n</ul>'],
   ['ulist_hanging_quoted', '```quote\nSome text with a hanging list inside quote:\n* one\n* two\n* three\n```', '<blockquote>\n<p>Some text with a hanging list inside quote:</p>\n<ul>\n<li>one</li>\n<li>two</li>\n<li>three</li>\n</ul>\n</blockquote>'],
   ['ulist_nested_ulist_two_space_indent', 'Nested list\n* I am outer list\n  * I am inner nested list first item\n  * I am inner nested list second item', '<p>Nested list</p>\n<ul>\n<li>I am outer list<ul>\n<li>I am inner nested list first item</li>\n<li>I am inner nested list second item</li>\n</ul>\n</li>\n</ul>'],
+  ['ulist_list_two_space_indent', '* I am outer list\n  I am something inside', '<ul>\n<li>I am outer list<br>\n  I am something inside</li>\n</ul>'],
   ['ulist_codeblock', '~~~\nint x = 3\n* 4;\n~~~', '<div class="codehilite"><pre><span></span><code>int x = 3\n* 4;\n</code></pre></div>'],
   ['malformed_fence', '~~~~~~~~xxxxxxxxx:  xxxxxxxxxxxx xxxxx x xxxxxxxx~~~~~~', '<p>~~~~~~~~xxxxxxxxx:  xxxxxxxxxxxx xxxxx x xxxxxxxx~~~~~~</p>'],
   ['strikthrough_basic', 'I like ~~software~~ hardware', '<p>I like <del>software</del> hardware</p>'],
@@ -160,6 +162,10 @@ const ZULIP_CASES: [string, string, string][] = [
   ['ulist_with_inline_code', 'gonna take a break for a bit--all yours if you want to play around too. what I did:\n\n* install cmake\n* git clone zulip desktop\n* run `cmake-gui ..` in `c:\\zulip\\zulip-desktop\\msvcbuild`\n* hit configure/generate until it generated the msvc project (had to make a fix to some cmake files)\n* opened vs2013 \n* tried to build\n', '<p>gonna take a break for a bit--all yours if you want to play around too. what I did:</p>\n<ul>\n<li>install cmake</li>\n<li>git clone zulip desktop</li>\n<li>run <code>cmake-gui ..</code> in <code>c:\\zulip\\zulip-desktop\\msvcbuild</code></li>\n<li>hit configure/generate until it generated the msvc project (had to make a fix to some cmake files)</li>\n<li>opened vs2013 </li>\n<li>tried to build</li>\n</ul>'],
   ['timestamp_unix', "Let's meet at <time:1496701800>.", `<p>Let's meet at <time datetime="2017-06-05T22:30:00Z">1496701800</time>.</p>`],
   ['timestamp_incorrect', '<time:**hello world**>', '<p><span class="timestamp-error">Invalid time format: **hello world**</span></p>'],
+  ['timestamp_backend_markdown_only', '<time:Jun 5th 2017, 10:30PM>', '<p><time datetime="2017-06-05T22:30:00Z">Jun 5th 2017, 10:30PM</time></p>'],
+  ['timestamp_backend_markdown_and_marked', '<time:31 Dec 2017>', '<p><time datetime="2017-12-31T00:00:00Z">31 Dec 2017</time></p>'],
+  ['timestamp_timezone', '<time:31 Dec 2017 5:30 am IST>', '<p><time datetime="2017-12-31T00:00:00Z">31 Dec 2017 5:30 am IST</time></p>'],
+  ['timestamp_invalid_input', '<time:<alert(1)>>', '<p><span class="timestamp-error">Invalid time format: &lt;alert(1)</span>&gt;</p>'],
   ['tex_escaped', '`$$a$$`', '<p><code>$$a$$</code></p>'],
   ['tex_inline', String.raw`$$1 \oplus 0 = 1$$`, String.raw`<p><span class="katex"><span class="katex-mathml"><math xmlns="http://www.w3.org/1998/Math/MathML"><semantics><mrow><mn>1</mn><mo>⊕</mo><mn>0</mn><mo>=</mo><mn>1</mn></mrow><annotation encoding="application/x-tex">1 \oplus 0 = 1</annotation></semantics></math></span><span class="katex-html" aria-hidden="true"><span class="base"><span class="strut" style="height:0.7278em;vertical-align:-0.0833em;"></span><span class="mord">1</span><span class="mspace" style="margin-right:0.2222em;"></span><span class="mbin">⊕</span><span class="mspace" style="margin-right:0.2222em;"></span></span><span class="base"><span class="strut" style="height:0.6444em;"></span><span class="mord">0</span><span class="mspace" style="margin-right:0.2778em;"></span><span class="mrel">=</span><span class="mspace" style="margin-right:0.2778em;"></span></span><span class="base"><span class="strut" style="height:0.6444em;"></span><span class="mord">1</span></span></span></span></p>`],
   ['tex_inline_prohibited_newline', '$$x=3\ny=4$$', '<p>$$x=3<br>\ny=4$$</p>'],
@@ -285,6 +291,44 @@ describe('renderMarkdown: Zulip linkify cases', () => {
   for (const [input, template, text] of LINKIFY_CASES) {
     it(JSON.stringify(input), () => assert.equal(html(input), linkifyExpected(template, text)));
   }
+});
+
+// The parser itself is tested in test/lib/timestamp.test.ts.
+const LEAP_DAY = Date.UTC(2024, 1, 29, 15, 4, 5);
+describe('renderMarkdown: <time:...>', () => {
+  it('takes today from the context clock', () => {
+    assert.equal(html('<time:10:30>', { nowMs: () => LEAP_DAY }), '<p><time datetime="2024-02-29T10:30:00Z">10:30</time></p>');
+  });
+});
+
+describe('renderMarkdown: block quotes take the rest of their block (Python-Markdown)', () => {
+  const CASES: [string, string, string][] = [
+    ['a line after empty quote lines', '>\n>\nsome text', '<blockquote>\n<p>some text</p>\n</blockquote>'],
+    ['a line after a heading', '> # Title\ntext', '<blockquote>\n<h1>Title</h1>\n<p>text</p>\n</blockquote>'],
+    ['lazy lines in a quoted list', '> * a\n>   b\nc', '<blockquote>\n<ul>\n<li>a<br>\n  b<br>\nc</li>\n</ul>\n</blockquote>'],
+    ['an inner quote of empty lines', '>>\n>\ntext', '<blockquote>\n<p>&gt;</p>\n<p>text</p>\n</blockquote>'],
+    ['but not past a blank line', '> a\n\nb', '<blockquote>\n<p>a</p>\n</blockquote>\n<p>b</p>'],
+    ['nor into a fence', '> a\n```\ncode\n```', '<blockquote>\n<p>a</p>\n</blockquote>\n<div class="codehilite"><pre><span></span><code>code\n</code></pre></div>'],
+    ['and empty quote lines alone stay text', '>\n>\n\ntext', '<p>&gt;<br>\n&gt;</p>\n<p>text</p>'],
+  ];
+  for (const [name, input, expected] of CASES) it(name, () => assert.equal(html(input), expected));
+  it('silences a mention on a line carried into the quote', () => {
+    assert.equal(html('>\n>\n@**King Hamlet**'), '<blockquote>\n<p><span class="user-mention silent" data-user-id="12">King Hamlet</span></p>\n</blockquote>');
+  });
+});
+
+describe('renderMarkdown: list items', () => {
+  const CASES: [string, string, string][] = [
+    ['a nested item keeps indentation beyond its list', '* a\n  * b\n    c', '<ul>\n<li>a<ul>\n<li>b<br>\n  c</li>\n</ul>\n</li>\n</ul>'],
+    ['so does a numbered item', '1. a\n   b', '<ol>\n<li>a<br>\n   b</li>\n</ol>'],
+    ['a later paragraph of the item does not', '* a\n\n  b\n  c', '<ul>\n<li>\n<p>a</p>\n<p>b<br>\nc</p>\n</li>\n</ul>'],
+    // Python-Markdown numbers items with "1." only.
+    ['"1)" is text', '1) one\n2) two', '<p>1) one<br>\n2) two</p>'],
+    ['"1)" under a paragraph is text', 'para\n1) x', '<p>para<br>\n1) x</p>'],
+    ['"2)" after an item continues it', '1. a\n2) b', '<ol>\n<li>a<br>\n2) b</li>\n</ol>'],
+    ['"1)" after a blank line is a paragraph', '1. a\n\n2) b', '<ol>\n<li>a</li>\n</ol>\n<p>2) b</p>'],
+  ];
+  for (const [name, input, expected] of CASES) it(name, () => assert.equal(html(input), expected));
 });
 
 const hamlet = '<span class="user-mention" data-user-id="12">@King Hamlet</span>';

@@ -95,3 +95,16 @@ describe('message rendering in context', () => {
     assert.deepEqual(res.body.message.flags, ['mentioned']);
   });
 });
+
+describe('message rendering on the app clock', () => {
+  it('<time:...> takes the missing fields from the app’s today', async () => {
+    const fixed = Date.UTC(2024, 1, 29, 15, 4, 5);
+    const other = await startTestServer({ clock: { nowMs: () => fixed } });
+    try {
+      const res = await other.api(other.users.hamlet, 'POST', '/messages/render', { content: '<time:10:30>' });
+      assert.deepEqual(res.body, { result: 'success', msg: '', rendered: '<p><time datetime="2024-02-29T10:30:00Z">10:30</time></p>' });
+    } finally {
+      await other.close();
+    }
+  });
+});
