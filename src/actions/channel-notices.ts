@@ -1,11 +1,13 @@
 // Notification Bot's messages about new subscriptions and channels (Zulip's send_messages_for_new_subscribers):
 // the "subscribed you" direct messages to users someone else subscribed, the announcement in the
-// organization's new-channel announcements channel when the creator asked for one, and the "channel
-// events" message in each new channel.
+// organization's new-channel announcements channel when the creator asked for one, the "channel
+// events" message in each new channel, and the later notices in that topic (renames, descriptions,
+// access and posting permissions, archiving).
 import type { App } from '../app';
+import { findGroup, type GroupSettingValue } from '../lib/groups';
 import { realmChannel, sendsChannelEventsMessages } from '../lib/realm-settings';
 import { findStreamById, type StreamRow } from '../lib/streams';
-import { isBot, type UserRow } from '../lib/users';
+import { findUserById, isBot, type UserRow } from '../lib/users';
 import { doSendMessage } from './messages';
 import { notificationBot } from './system-bots';
 
@@ -27,7 +29,7 @@ export const channelEventsTopic = (s: StreamRow) => (s.topics_policy === 'empty_
 export const silentMention = (u: { full_name: string; id: number }) => `@_**${u.full_name}|${u.id}**`;
 
 /** Zulip's Stream.PERMISSION_POLICIES names (public channels always share history in Parley). */
-function policyName(s: StreamRow): string {
+export function policyName(s: Pick<StreamRow, 'invite_only' | 'is_web_public' | 'history_public_to_subscribers'>): string {
   if (s.is_web_public) return 'Web-public';
   if (!s.invite_only) return 'Public';
   return s.history_public_to_subscribers ? 'Private, shared history' : 'Private, protected history';
@@ -125,4 +127,74 @@ export function sendNewChannelMessages(app: App, creator: UserRow, created: Stre
         }).id,
     );
   });
+}
+
+/**
+ * Zulip's maybe_send_channel_events_notice: a Notification Bot message in the channel's "channel
+ * events" topic, unless the organization turned those messages off. `readBy` have it read from the
+ * start (Zulip's limit_unread_user_ids). Returns the message id, or null when nothing was sent.
+ */
+export function sendChannelEventsNotice(app: App, s: StreamRow, content: string, opts: { readBy?: readonly number[] } = {}): number | null {
+  if (!sendsChannelEventsMessages(app.db, s.realm_id)) return null;
+  const fresh = findStreamById(app.db, s.realm_id, s.id) ?? s;
+  // Zulip posts these in archived channels too (archived_channel_notice); doSendMessage refuses
+  // archived channels, so Parley stays silent there.
+  if (fresh.deactivated) return null;
+  return app.batch.write(
+    () =>
+      doSendMessage(app, notificationBot(app, s.realm_id), {
+        to: { kind: 'channel', streamId: s.id, topic: channelEventsTopic(fresh) },
+        content,
+        client: 'Internal',
+        system: true,
+        readBy: opts.readBy,
+      }).id,
+  );
+}
+
+/** do_rename_stream's notice. */
+export const channelRenamedMessage = (actor: UserRow, oldName: string, newName: string) =>
+  `${silentMention(actor)} renamed channel **${oldName}** to **${newName}**.`;
+
+/** send_change_stream_description_notification's notice. */
+export function descriptionChangedMessage(actor: UserRow, oldDescription: string, newDescription: string): string {
+  const shown = (d: string) => (d === '' ? '*No description.*' : d);
+  return (
+    `${silentMention(actor)} changed the description for this channel.\n\n` +
+    `* **Old description:**\n\`\`\`\` quote\n${shown(oldDescription)}\n\`\`\`\`\n` +
+    `* **New description:**\n\`\`\`\` quote\n${shown(newDescription)}\n\`\`\`\``
+  );
+}
+
+/** send_change_stream_permission_notification's notice. */
+export const accessPermissionsChangedMessage = (actor: UserRow, oldPolicy: string, newPolicy: string) =>
+  `${silentMention(actor)} changed the [access permissions](/help/channel-permissions) for this channel from **${oldPolicy}** to **${newPolicy}**.`;
+
+/** send_stream_posting_permission_update_notification's notice. */
+export function postingPermissionsChangedMessage(app: App, actor: UserRow, oldValue: GroupSettingValue, newValue: GroupSettingValue): string {
+  return (
+    `${silentMention(actor)} changed the [posting permissions](/help/channel-posting-policy) for this channel:\n\n` +
+    `* **Old**: ${usersWithPermission(app, actor.realm_id, oldValue)}\n` +
+    `* **New**: ${usersWithPermission(app, actor.realm_id, newValue)}\n`
+  );
+}
+
+/** do_deactivate_stream's and do_unarchive_stream's notices. */
+export const channelArchivedMessage = (name: string) => `Channel #**${name}** has been archived.`;
+export const channelUnarchivedMessage = (name: string) => `Channel #**${name}** has been unarchived.`;
+
+/**
+ * Zulip's get_users_string_with_permission: a named group as a silent group mention; an anonymous
+ * value as its groups, then its users, each by id.
+ */
+function usersWithPermission(app: App, realmId: number, value: GroupSettingValue): string {
+  const groupMention = (id: number) => `@_*${findGroup(app.db, realmId, id)?.name ?? ''}*`;
+  if (typeof value === 'number') return groupMention(value);
+  const groups = [...value.direct_subgroups].sort((a, b) => a - b).map(groupMention);
+  const users = [...value.direct_members]
+    .sort((a, b) => a - b)
+    .map((id) => findUserById(app.db, realmId, id))
+    .filter((u): u is UserRow => u !== null)
+    .map(silentMention);
+  return [...groups, ...users].join(', ');
 }

@@ -111,14 +111,14 @@ function parseRetentionDays(value: number | string): number {
 }
 
 /** Zulip's are_both_group_setting_values_equal. */
-function sameGroupSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
+export function sameGroupSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
   if (typeof a === 'number' || typeof b === 'number') return a === b;
   const same = (x: number[], y: number[]) => new Set(x).size === new Set(y).size && x.every((i) => y.includes(i));
   return same(a.direct_members, b.direct_members) && same(a.direct_subgroups, b.direct_subgroups);
 }
 
 /** Zulip's parse_group_setting_value: one subgroup and no members is that group; empty is role:nobody. */
-function parseGroupSetting(app: App, realmId: number, value: GroupSettingValue): GroupSettingValue {
+export function parseGroupSetting(app: App, realmId: number, value: GroupSettingValue): GroupSettingValue {
   if (typeof value === 'number') return value;
   if (value.direct_members.length === 0 && value.direct_subgroups.length === 1) return value.direct_subgroups[0];
   if (value.direct_members.length === 0 && value.direct_subgroups.length === 0) {

@@ -1,11 +1,13 @@
 // Message retention: deletes messages older than their channel's retention (or the organization's,
 // for channels that inherit it and for direct messages). Runs on a timer, in bounded batches.
+// As Zulip's zerver/lib/retention.py, the deletion is silent: no delete_message events and no
+// first_message_id updates (clients find the messages gone when they next fetch).
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { nowSeconds } from '../lib/clock';
 import type { MessageRow } from '../lib/messages';
 import { getRealmById } from '../lib/realm';
-import { deleteMessages } from './messages';
+import { removeMessageRows } from './messages';
 import { deleteOldUnclaimedAttachments } from './uploads';
 import { promoteNewFullMembers } from './user-groups';
 
@@ -21,7 +23,7 @@ export function runRetentionOnce(app: App): number {
   const expire = (sql: string, ...args: unknown[]) => {
     app.batch.write(() => {
       const rows = stmt(app.db, sql).all(...args) as MessageRow[];
-      deleteMessages(app, realmId, rows);
+      removeMessageRows(app, rows);
       deleted += rows.length;
     });
   };

@@ -6,14 +6,14 @@ import { errors } from '../http/errors';
 import { isUserInGroup } from '../lib/groups';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import {
+  canAccessStreamContent,
   canAccessStreamMetadata,
   canAdministerChannel,
+  isPublic,
   findStreamById,
   findStreamByName,
   findSubscription,
-  formatStream,
   formatSubscription,
-  isPublic,
   subscriberIds,
   type StreamRow,
 } from '../lib/streams';
@@ -52,8 +52,8 @@ function subscribedOrAdministers(app: App, actor: UserRow, s: StreamRow): boolea
 
 /** Whether `actor` may subscribe themselves to `s`. */
 function canSubscribeSelf(app: App, actor: UserRow, s: StreamRow): boolean {
-  if (isPublic(s)) return !isGuest(actor) || s.is_web_public === 1;
-  return isUserInGroup(app.db, actor.id, s.can_subscribe_group) || isUserInGroup(app.db, actor.id, s.can_administer_channel_group);
+  if (isPublic(s)) return true;
+  return isUserInGroup(app.db, actor.id, s.can_subscribe_group) || isUserInGroup(app.db, actor.id, s.can_add_subscribers_group) || isUserInGroup(app.db, actor.id, s.can_administer_channel_group);
 }
 
 /** Inserts or reactivates one subscription; returns false when it was already active. */
@@ -92,8 +92,14 @@ export interface SubscribeResult {
   new_subscription_messages_sent?: boolean;
 }
 
-/** POST /users/me/subscriptions. */
+/**
+ * POST /users/me/subscriptions (Zulip's add_subscriptions_backend): guests are refused outright
+ * (require_non_guest_user). Missing channels are created; existing ones need the actor to see them and
+ * to be allowed to join (else "Unable to access channel", or listed in `unauthorized`), and to
+ * subscribe others the permission to add subscribers ("Insufficient permission").
+ */
 export function doSubscribe(app: App, actor: UserRow, req: SubscribeRequest): SubscribeResult {
+  if (isGuest(actor)) throw errors.notForGuests();
   return app.batch.write(() => {
     const realm = getRealmById(app.db, actor.realm_id) as RealmRow;
     const targets = req.principals ?? [actor];
@@ -111,6 +117,7 @@ export function doSubscribe(app: App, actor: UserRow, req: SubscribeRequest): Su
         s = doCreateChannel(app, actor, actor.realm_id, spec);
         created.push(s);
       } else {
+        // Metadata access includes the channel's administer, add-subscribers and subscribe groups.
         const allowedSelf = canAccessStreamMetadata(app.db, actor, s) && (canSubscribeSelf(app, actor, s) || findSubscription(app.db, actor.id, s.id)?.active === 1);
         const allowedOthers = !othersIncluded || canSubscribeOthers(app, actor, realm, s);
         if (!allowedSelf && !(othersIncluded && canSubscribeOthers(app, actor, realm, s) && canAccessStreamMetadata(app.db, actor, s))) {
@@ -232,53 +239,55 @@ export const SUBSCRIPTION_PROPERTIES = [
   'wildcard_mentions_notify',
 ] as const;
 
-const HEX_COLOR = /^#([a-fA-F0-9]{3,6})$/;
+export const HEX_COLOR = /^#([a-fA-F0-9]{3,6})$/;
 
 /**
- * POST /users/me/subscriptions/properties: changes apply in order (a later change to the same
- * property wins), and the request is one atomic write: an invalid element rolls back the earlier
- * ones too, so a request is never half-applied.
+ * POST /users/me/subscriptions/properties (Zulip's update_subscription_properties_backend): the whole
+ * list is validated first (property names, booleans, colours); then the changes apply one by one in
+ * order, each its own write with its events, so an access error on a later element ("Invalid channel
+ * ID", "Not subscribed") leaves the earlier changes made, as in Zulip.
  */
 export function doUpdateSubscriptionProperties(
   app: App,
   user: UserRow,
   changes: { stream_id: number; property: string; value: boolean | string }[],
 ): void {
-  app.batch.write(() => {
-    const events: { stream_id: number; property: string; value: unknown }[] = [];
-    changes.forEach((change, index) => {
-      const { stream_id: streamId, property, value } = change;
-      if (!(SUBSCRIPTION_PROPERTIES as readonly string[]).includes(property)) {
-        throw errors.badRequest('Unknown subscription property: {property}', { property });
+  changes.forEach(({ property, value }, index) => {
+    if (property === 'color') {
+      if (typeof value !== 'string' || !HEX_COLOR.test(value)) {
+        throw errors.badRequest('Invalid subscription_data[{index}]: Value error, color is not a valid hex color code', { index });
       }
-      const s = findStreamById(app.db, user.realm_id, streamId);
-      if (!s || !canAccessStreamMetadata(app.db, user, s)) throw errors.badRequest('Invalid channel ID');
-      const sub = findSubscription(app.db, user.id, streamId);
-      if (!sub?.active) throw errors.badRequest('Not subscribed to channel ID {channel_id}', { channel_id: streamId });
-      if (property === 'color') {
-        if (typeof value !== 'string' || !HEX_COLOR.test(value)) {
-          throw errors.badRequest('Invalid subscription_data[{index}]: Value error, color is not a valid hex color code', { index });
-        }
-        stmt(app.db, 'UPDATE subscription SET color = ? WHERE user_id = ? AND stream_id = ?').run(value, user.id, streamId);
-        events.push({ stream_id: streamId, property, value });
-        return;
-      }
-      if (typeof value !== 'boolean') throw errors.badRequest('{property} is not a boolean', { property });
-      if (property === 'is_muted' || property === 'in_home_view') {
-        const muted = property === 'is_muted' ? value : !value;
-        stmt(app.db, 'UPDATE subscription SET is_muted = ? WHERE user_id = ? AND stream_id = ?').run(muted ? 1 : 0, user.id, streamId);
-        // Two events, one per property, so old and new clients both stay right.
-        events.push({ stream_id: streamId, property: 'in_home_view', value: !muted });
-        events.push({ stream_id: streamId, property: 'is_muted', value: muted });
-        return;
-      }
-      // column names come from the constant list above, never from input
-      app.db.prepare(`UPDATE subscription SET ${property} = ? WHERE user_id = ? AND stream_id = ?`).run(value ? 1 : 0, user.id, streamId);
-      events.push({ stream_id: streamId, property, value });
-    });
-    app.batch.onCommit(() => {
-      for (const e of events) app.events.send({ type: 'subscription', op: 'update', ...e }, [user.id]);
-    });
+    } else if (!(SUBSCRIPTION_PROPERTIES as readonly string[]).includes(property)) {
+      throw errors.badRequest('Unknown subscription property: {property}', { property });
+    } else if (typeof value !== 'boolean') {
+      throw errors.badRequest('{property} is not a boolean', { property });
+    }
   });
+  for (const change of changes) app.batch.write(() => updateSubscriptionProperty(app, user, change));
 }
 
+/** Zulip's do_change_subscription_property for one validated change. */
+function updateSubscriptionProperty(app: App, user: UserRow, change: { stream_id: number; property: string; value: boolean | string }): void {
+  const { stream_id: streamId, property, value } = change;
+  const s = findStreamById(app.db, user.realm_id, streamId);
+  if (!s || s.deactivated || !canAccessStreamContent(app.db, user, s)) throw errors.badRequest('Invalid channel ID');
+  const sub = findSubscription(app.db, user.id, streamId);
+  if (!sub?.active) throw errors.badRequest('Not subscribed to channel ID {channel_id}', { channel_id: streamId });
+  const events: { property: string; value: unknown }[] = [];
+  if (property === 'color') {
+    stmt(app.db, 'UPDATE subscription SET color = ? WHERE user_id = ? AND stream_id = ?').run(value, user.id, streamId);
+    events.push({ property, value });
+  } else if (property === 'is_muted' || property === 'in_home_view') {
+    const muted = property === 'is_muted' ? value : !value;
+    stmt(app.db, 'UPDATE subscription SET is_muted = ? WHERE user_id = ? AND stream_id = ?').run(muted ? 1 : 0, user.id, streamId);
+    // Two events, one per property, so old and new clients both stay right.
+    events.push({ property: 'in_home_view', value: !muted }, { property: 'is_muted', value: muted });
+  } else {
+    // column names come from the constant list above, never from input
+    app.db.prepare(`UPDATE subscription SET ${property} = ? WHERE user_id = ? AND stream_id = ?`).run(value ? 1 : 0, user.id, streamId);
+    events.push({ property, value });
+  }
+  app.batch.onCommit(() => {
+    for (const e of events) app.events.send({ type: 'subscription', op: 'update', stream_id: streamId, ...e }, [user.id]);
+  });
+}

@@ -5,9 +5,10 @@ import { errors } from '../http/errors';
 import type { MessageRow } from '../lib/messages';
 import { topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
-import { accessStreamById, canAccessStreamContent, canAccessStreamHistory } from '../lib/streams';
-import { isAdmin, type UserRow } from '../lib/users';
+import { accessStreamById, canAccessStreamContent, canAccessStreamHistory, type StreamRow } from '../lib/streams';
+import { findUserById, isAdmin, type UserRow } from '../lib/users';
 import { deleteMessages } from './messages';
+import { doUpdateUserTopic, VISIBILITY_POLICY } from './user-topics';
 import { materializeUserMessages } from '../lib/user-messages';
 
 /** GET /users/me/{stream_id}/topics: newest first, only what the user can read. */
@@ -65,7 +66,33 @@ export function doDeleteTopic(app: App, user: UserRow, streamId: number, topicNa
       deleteMessages(app, user.realm_id, batch);
       return batch.length < batchSize;
     });
-    if (done) return { complete: true };
+    if (done) break;
     if (Date.now() - started >= app.config.deleteTopicBudgetMs) return { complete: false };
+  }
+  app.batch.write(() => resetTopicVisibility(app, s, topicName, key));
+  return { complete: true };
+}
+
+/**
+ * After a finished topic deletion, as Zulip's delete_in_topic: the users' visibility policies for the
+ * topic go back to inherit (with their user_topic events). With protected history, only for users left
+ * with no message of their own in the topic (the deletion covered only the administrator's messages).
+ */
+function resetTopicVisibility(app: App, s: StreamRow, topicName: string, key: string): void {
+  const userIds = (stmt(app.db, 'SELECT user_id FROM user_topic WHERE stream_id = ? AND topic_key = ? ORDER BY user_id').all(s.id, key) as { user_id: number }[]).map(
+    (r) => r.user_id,
+  );
+  for (const userId of userIds) {
+    const u = findUserById(app.db, s.realm_id, userId);
+    if (!u) continue;
+    if (!s.history_public_to_subscribers) {
+      materializeUserMessages(app.db, userId);
+      const kept = stmt(
+        app.db,
+        'SELECT 1 FROM usermessage um JOIN message m ON m.id = um.message_id WHERE um.user_id = ? AND m.stream_id = ? AND m.topic_key = ? LIMIT 1',
+      ).get(userId, s.id, key);
+      if (kept) continue;
+    }
+    doUpdateUserTopic(app, u, s.id, topicName, VISIBILITY_POLICY.inherit);
   }
 }

@@ -12,11 +12,12 @@ import {
   realmOf,
   TOPICS_POLICIES,
   type ChannelSpec,
+  type GroupSettingChange,
   type RetentionInput,
 } from '../actions/streams';
 import { doDeleteTopic, listTopics } from '../actions/topics';
 import { sendNewChannelMessages } from '../actions/channel-notices';
-import { doSubscribe, doUnsubscribe, doUpdateSubscriptionProperties, resolvePrincipals, SUBSCRIPTION_PROPERTIES } from '../actions/subscriptions';
+import { doSubscribe, doUnsubscribe, doUpdateSubscriptionProperties, HEX_COLOR, resolvePrincipals } from '../actions/subscriptions';
 import { errors } from '../http/errors';
 import { p, zBool, zInt, zStr } from '../http/params';
 import { route } from '../http/route';
@@ -30,7 +31,7 @@ import {
   formatSubscription,
   subscriberCounts,
   subscriberIds,
-  visibleStreams,
+  listStreams,
   defaultStreams,
   subscribedStreams,
   channelFolders,
@@ -38,20 +39,18 @@ import {
   type StreamGroupSetting,
   type StreamRow,
 } from '../lib/streams';
-import { isGuest } from '../lib/users';
+import { accessUserById, isGuest } from '../lib/users';
 import '../lib/state-channels';
 
-const retentionSchema = v.union([v.picklist(['realm_default', 'unlimited', 'forever']), zInt({ min: 1 })], 'Invalid {var_name}');
+/** message_retention_days arrives raw ("unlimited") or JSON-encoded ("\"unlimited\"" or 30); parseRetention judges it. */
+const retentionParam = p.jsonOrStr(v.union([v.string(), zInt()], 'Invalid {var_name}'));
 
-/** message_retention_days arrives raw ("unlimited") or JSON-encoded ("\"unlimited\"" or 30). */
-const retentionParam = p.jsonOrStr(retentionSchema);
-
+/** Zulip's parse_message_retention_days: a special word or a positive number of days. */
 function parseRetention(value: unknown): RetentionInput | undefined {
   if (value === undefined) return undefined;
-  if (typeof value === 'number') return value;
   if (value === 'realm_default' || value === 'unlimited' || value === 'forever') return value;
-  if (typeof value === 'string' && /^[0-9]+$/.test(value)) return Number(value);
-  throw errors.badRequest('Invalid message_retention_days');
+  if (typeof value === 'number') return value; // retentionToColumn refuses zero and negatives
+  throw errors.badRequest("Bad value for 'message_retention_days': {value}", { value: String(value) });
 }
 
 const groupSettingParams = Object.fromEntries(STREAM_GROUP_SETTINGS.map((s) => [s, p.json(groupSettingSchema).optional()])) as Record<
@@ -148,20 +147,24 @@ export const channelRoutes = [
       include_can_access_content: p.bool().default(false),
     },
     handle({ app, user, params }) {
-      if ((params.include_all || params.include_all_active) && isGuest(user)) throw errors.badRequest('User not authorized for this query');
+      const includeAll = params.include_all || params.include_all_active;
+      if (includeAll && isGuest(user)) throw errors.badRequest('User not authorized for this query');
       const counts = subscriberCounts(app.db, user.realm_id);
-      const defaults = new Set(
-        defaultStreams(app.db, user.realm_id).map((r) => r.id),
-      );
-      const streams = visibleStreams(app.db, user, { includeArchived: !params.exclude_archived }).filter((s) => {
-        if (params.include_all || params.include_all_active) return true;
-        if (params.include_public && s.invite_only === 0) return true;
-        if (params.include_web_public && s.is_web_public) return true;
-        if (params.include_subscribed && findSubscription(app.db, user.id, s.id)?.active) return true;
-        if (params.include_default && defaults.has(s.id)) return true;
-        return false;
-      });
-      return { streams: streams.map((s) => formatStream(app.db, s, counts.get(s.id) ?? 0)) };
+      const streams = listStreams(app.db, user, {
+        includePublic: params.include_public,
+        includeWebPublic: params.include_web_public,
+        includeSubscribed: params.include_subscribed,
+        excludeArchived: params.exclude_archived,
+        includeAll,
+        includeOwnerSubscribed: params.include_owner_subscribed,
+        includeCanAccessContent: params.include_can_access_content,
+      }).map((s) => formatStream(app.db, s, counts.get(s.id) ?? 0));
+      // include_default marks the default channels; it adds none.
+      if (params.include_default) {
+        const defaults = new Set(defaultStreams(app.db, user.realm_id).map((r) => r.id));
+        for (const s of streams) s.is_default = defaults.has(s.stream_id as number);
+      }
+      return { streams };
     },
   }),
   route({
@@ -216,9 +219,10 @@ export const channelRoutes = [
     path: '/api/v1/users/{user_id:int}/subscriptions/{stream_id:int}',
     auth: 'user',
     handle({ app, user, path }) {
+      // As Zulip's get_subscription_backend: the user first ("No such user"), then the channel.
+      const target = accessUserById(app.db, user, Number(path.user_id));
       const s = accessStreamById(app.db, user, Number(path.stream_id), { allowArchived: true });
-      const sub = findSubscription(app.db, Number(path.user_id), s.id);
-      return { is_subscribed: sub?.active === 1 };
+      return { is_subscribed: findSubscription(app.db, target.id, s.id)?.active === 1 };
     },
   }),
   route({
@@ -228,11 +232,15 @@ export const channelRoutes = [
     params: {
       subscriptions: p.json(
         v.array(
-          v.looseObject({
-            name: zStr(),
-            description: v.optional(zStr({ max: 1024 })),
-            color: v.optional(zStr()),
-          }),
+          v.pipe(
+            v.looseObject({
+              name: zStr(),
+              description: v.optional(zStr({ max: 1024 })),
+              color: v.optional(zStr()),
+            }),
+            // Zulip's AddSubscriptionData validator names the item, not the field.
+            v.check((o) => o.color === undefined || HEX_COLOR.test(o.color), 'Invalid {var_name}: Value error, add.color is not a valid hex color code'),
+          ),
         ),
       ),
       principals: p.json(principalsSchema).optional(),
@@ -242,7 +250,8 @@ export const channelRoutes = [
     },
     handle({ app, user, params }) {
       return app.batch.write(() => {
-        const principals = params.principals ? resolvePrincipals(app, user, params.principals as (string | number)[]) : null;
+        // As Zulip: an empty principals list means the caller.
+        const principals = params.principals?.length ? resolvePrincipals(app, user, params.principals as (string | number)[]) : null;
         const result = doSubscribe(app, user, {
           streams: params.subscriptions.map((s) => ({ name: s.name, description: s.description, color: s.color })),
           principals,
@@ -262,7 +271,8 @@ export const channelRoutes = [
     params: { subscriptions: p.json(v.array(zStr())), principals: p.json(principalsSchema).optional() },
     handle({ app, user, params }) {
       return app.batch.write(() => {
-        const principals = params.principals ? resolvePrincipals(app, user, params.principals as (string | number)[]) : null;
+        // As Zulip: an empty principals list means the caller.
+        const principals = params.principals?.length ? resolvePrincipals(app, user, params.principals as (string | number)[]) : null;
         return doUnsubscribe(app, user, params.subscriptions, principals);
       });
     },
@@ -293,7 +303,7 @@ export const channelRoutes = [
       method,
       path: '/api/v1/users/me/subscriptions/{stream_id:int}',
       auth: 'user',
-      params: { property: p.oneOf(SUBSCRIPTION_PROPERTIES), value: p.jsonOrStr(v.union([zBool(), zStr()])) },
+      params: { property: p.str(), value: p.jsonOrStr(v.union([zBool(), zStr()])) },
       handle({ app, user, params, path }) {
         doUpdateSubscriptionProperties(app, user, [{ stream_id: Number(path.stream_id), property: params.property, value: params.value }]);
         return {};
@@ -311,15 +321,16 @@ export const channelRoutes = [
       is_web_public: p.bool().optional(),
       history_public_to_subscribers: p.bool().optional(),
       is_default_stream: p.bool().optional(),
+      is_archived: p.bool().optional(),
       message_retention_days: retentionParam.optional(),
       topics_policy: p.oneOf(TOPICS_POLICIES).optional(),
       folder_id: p.json(v.nullable(zInt({ min: 0 }))).optional(),
       ...(Object.fromEntries(
         STREAM_GROUP_SETTINGS.map((s) => [s, p.json(v.union([v.strictObject({ new: groupSettingSchema, old: v.optional(groupSettingSchema) }), groupSettingSchema])).optional()]),
-      ) as Record<StreamGroupSetting, ReturnType<typeof p.json<v.GenericSchema<unknown, { new: GroupSettingValue } | GroupSettingValue>>>>),
+      ) as Record<StreamGroupSetting, ReturnType<typeof p.json<v.GenericSchema<unknown, GroupSettingChange>>>>),
     },
     handle({ app, user, params, path }) {
-      const groupSettings: Record<string, unknown> = {};
+      const groupSettings: Partial<Record<StreamGroupSetting, GroupSettingChange>> = {};
       for (const s of STREAM_GROUP_SETTINGS) if (params[s] !== undefined) groupSettings[s] = params[s];
       doUpdateChannel(app, user, Number(path.stream_id), {
         newName: params.new_name,
@@ -331,7 +342,8 @@ export const channelRoutes = [
         messageRetentionDays: parseRetention(params.message_retention_days),
         topicsPolicy: params.topics_policy,
         folderId: params.folder_id,
-        groupSettings: groupSettings as never,
+        isArchived: params.is_archived,
+        groupSettings,
       });
       return {};
     },

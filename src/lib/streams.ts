@@ -5,7 +5,7 @@ import { stmt } from '../db/stmt';
 import { watchedCache, watchTable } from '../db/watch';
 import { errors } from '../http/errors';
 import { groupSettingForApi, isUserInGroup } from './groups';
-import { isAdmin, isGuest, type UserRow } from './users';
+import { isAdmin, isBot, isGuest, type UserRow } from './users';
 import type { RealmRow } from './realm';
 
 export interface StreamRow {
@@ -124,15 +124,26 @@ export function canAdministerChannel(db: Db, user: UserRow, s: StreamRow): boole
   return isAdmin(user) || isUserInGroup(db, user.id, s.can_administer_channel_group);
 }
 
-/** Whether the user may see the channel's metadata (Zulip's access_stream rules). */
+/**
+ * Whether the user may see the channel's metadata (Zulip's user_has_metadata_access): subscribers,
+ * everyone but guests in public channels, organization administrators, and, through
+ * has_metadata_access_to_channel_via_groups, the members of the channel's administer, add-subscribers
+ * and subscribe groups (none of which may hold guests).
+ */
 export function canAccessStreamMetadata(db: Db, user: UserRow, s: StreamRow): boolean {
-  if (isSubscribed(db, user.id, s.id)) return true;
   if (s.is_web_public) return true;
-  if (isPublic(s) && !isGuest(user)) return true;
+  if (isSubscribed(db, user.id, s.id)) return true;
   if (isGuest(user)) return false;
+  if (isPublic(s)) return true;
   if (isAdmin(user)) return true;
-  return isUserInGroup(db, user.id, s.can_administer_channel_group) || isUserInGroup(db, user.id, s.can_subscribe_group);
+  return METADATA_ACCESS_GROUP_SETTINGS.some((setting) => isUserInGroup(db, user.id, s[setting]));
 }
+
+/** Zulip's Stream.stream_permission_group_settings_granting_metadata_access. */
+export const METADATA_ACCESS_GROUP_SETTINGS = ['can_add_subscribers_group', 'can_administer_channel_group', 'can_subscribe_group'] as const;
+
+/** Zulip's Stream.stream_permission_group_settings_requiring_content_access. */
+export const CONTENT_ACCESS_GROUP_SETTINGS = ['can_add_subscribers_group', 'can_subscribe_group'] as const;
 
 /**
  * Zulip's require_content_access: metadata alone (organization administrators see every channel) is
@@ -241,6 +252,49 @@ const nullableBool = (v: number | null) => (v === null ? null : v === 1);
 export function visibleStreams(db: Db, user: UserRow, opts: { includeArchived?: boolean } = {}): StreamRow[] {
   const all = stmt(db, 'SELECT * FROM stream WHERE realm_id = ? ORDER BY id').all(user.realm_id) as StreamRow[];
   return all.filter((s) => (opts.includeArchived || !s.deactivated) && canAccessStreamMetadata(db, user, s));
+}
+
+export interface StreamListOptions {
+  includePublic: boolean;
+  includeWebPublic: boolean;
+  includeSubscribed: boolean;
+  excludeArchived: boolean;
+  includeAll: boolean;
+  includeOwnerSubscribed: boolean;
+  includeCanAccessContent: boolean;
+}
+
+/**
+ * GET /streams (Zulip's get_streams_for_user and do_get_streams): include_all is every channel the
+ * user may see; otherwise the union of the sources asked for (subscribed, public, web-public,
+ * content access, and for a bot its owner's subscriptions). Sorted by name.
+ */
+export function listStreams(db: Db, user: UserRow, opts: StreamListOptions): StreamRow[] {
+  const all = (stmt(db, 'SELECT * FROM stream WHERE realm_id = ? ORDER BY id').all(user.realm_id) as StreamRow[]).filter(
+    (s) => !opts.excludeArchived || !s.deactivated,
+  );
+  const subscribedTo = (userId: number) =>
+    new Set((stmt(db, 'SELECT stream_id FROM subscription WHERE user_id = ? AND active = 1').all(userId) as { stream_id: number }[]).map((r) => r.stream_id));
+  let rows: StreamRow[];
+  if (opts.includeAll) {
+    rows = all.filter((s) => canAccessStreamMetadata(db, user, s));
+  } else {
+    // Guests never get the public channels as such (Zulip's can_access_public_streams).
+    const includePublic = opts.includePublic && !isGuest(user);
+    const mine = opts.includeSubscribed && !opts.includeCanAccessContent ? subscribedTo(user.id) : new Set<number>();
+    const owners = opts.includeOwnerSubscribed && isBot(user) && user.bot_owner_id !== null ? subscribedTo(user.bot_owner_id) : new Set<number>();
+    rows = all.filter((s) => {
+      if (opts.includeCanAccessContent) {
+        if (canAccessStreamContent(db, user, s)) return true;
+      } else {
+        if (mine.has(s.id)) return true;
+        if (includePublic && isPublic(s)) return true;
+        if (opts.includeWebPublic && s.is_web_public && isPublic(s) && s.history_public_to_subscribers && !s.deactivated) return true;
+      }
+      return owners.has(s.id);
+    });
+  }
+  return rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** The organization's default channels, by id. */

@@ -244,7 +244,8 @@ describe('POST /users/me/subscriptions subscribing other users: "subscribed you"
       num_before: 0,
       num_after: 200,
       apply_markdown: false,
-      narrow: [{ operator: 'dm', operand: [botEmail] }],
+      // A dm operand is a list of ids or a string of emails (Zulip's check_string_or_int_list).
+      narrow: [{ operator: 'dm', operand: botEmail }],
     });
     assert.equal(res.status, 200, res.text);
     return res.body.messages.map((m: Ev) => ({ sender_email: m.sender_email, type: m.type, content: m.content, client: m.client, flags: m.flags }));
@@ -329,5 +330,84 @@ describe('POST /users/me/subscriptions subscribing other users: "subscribed you"
     assert.equal(Object.keys(fits.body.subscribed).length, 100);
     assert.equal(fits.body.new_subscription_messages_sent, true);
     assert.equal(count(), before + 100);
+  });
+});
+
+describe('notices in the "channel events" topic when a channel changes', () => {
+  const groupId = (name: string) => (t.app.db.prepare('SELECT id FROM user_group WHERE name = ?').get(name) as { id: number }).id;
+  /** The notices after the channel's creation message. */
+  const laterNotices = async (user: TestUser, id: number) => (await topicMessages(user, id, 'channel events')).slice(1);
+
+  it('rename and description (Zulip\'s do_rename_stream, send_change_stream_description_notification), after the update events', async () => {
+    const { hamlet, othello } = t.users;
+    const id = await createChannel(t, hamlet, 'old-name', [hamlet, othello], { description: 'Before' });
+    const q = await openQueue(othello, ['stream', 'message']);
+    let res = await t.api(hamlet, 'PATCH', `/streams/${id}`, { new_name: 'new-name' });
+    assert.deepEqual(res.body, { result: 'success', msg: '' });
+    res = await t.api(hamlet, 'PATCH', `/streams/${id}`, { description: '' });
+    assert.deepEqual(res.body, { result: 'success', msg: '' });
+    const renamed = `${mention(hamlet)} renamed channel **old-name** to **new-name**.`;
+    const described =
+      `${mention(hamlet)} changed the description for this channel.\n\n` +
+      '* **Old description:**\n```` quote\nBefore\n````\n* **New description:**\n```` quote\n*No description.*\n````';
+    assert.deepEqual(await laterNotices(othello, id), [notice(id, 'channel events', renamed, []), notice(id, 'channel events', described, [])]);
+    assert.deepEqual(
+      (await drain(othello, q.id)).map((e) => (e.type === 'stream' ? [e.type, e.property] : [e.type, e.message.content])),
+      [['stream', 'name'], ['message', renamed], ['stream', 'description'], ['message', described]],
+    );
+  });
+
+  it('access permissions (send_change_stream_permission_notification)', async () => {
+    const { hamlet } = t.users;
+    const id = await createChannel(t, hamlet, 'access-notice', [hamlet]);
+    const res = await t.api(hamlet, 'PATCH', `/streams/${id}`, { is_private: true });
+    assert.deepEqual(res.body, { result: 'success', msg: '' });
+    assert.deepEqual(await laterNotices(hamlet, id), [
+      notice(
+        id,
+        'channel events',
+        `${mention(hamlet)} changed the [access permissions](/help/channel-permissions) for this channel from **Public** to **Private, protected history**.`,
+        [],
+      ),
+    ]);
+  });
+
+  it('posting permissions (send_stream_posting_permission_update_notification): groups, then users, by id', async () => {
+    const { hamlet, othello } = t.users;
+    const id = await createChannel(t, hamlet, 'posting-notice', [hamlet]);
+    const res = await t.api(hamlet, 'PATCH', `/streams/${id}`, {
+      can_send_message_group: { new: { direct_members: [othello.id, hamlet.id], direct_subgroups: [groupId('role:moderators')] } },
+    });
+    assert.deepEqual(res.body, { result: 'success', msg: '' });
+    // Stored without the trailing newline (message content is stripped, as in Zulip).
+    assert.deepEqual(await laterNotices(hamlet, id), [
+      notice(
+        id,
+        'channel events',
+        `${mention(hamlet)} changed the [posting permissions](/help/channel-posting-policy) for this channel:\n\n` +
+          `* **Old**: @_*role:everyone*\n* **New**: @_*role:moderators*, ${mention(hamlet)}, ${mention(othello)}`,
+        [],
+      ),
+    ]);
+    // Other group settings get no notice.
+    await t.api(hamlet, 'PATCH', `/streams/${id}`, { can_resolve_topics_group: { new: groupId('role:members') } });
+    assert.equal((await laterNotices(hamlet, id)).length, 1);
+  });
+
+  it('archiving (do_deactivate_stream): read for everyone, its message event after the delete event', async () => {
+    const { hamlet, othello } = t.users;
+    const id = await createChannel(t, hamlet, 'archive-notice', [hamlet, othello]);
+    const q = await openQueue(othello, ['stream', 'message']);
+    const res = await t.api(hamlet, 'DELETE', `/streams/${id}`);
+    assert.deepEqual(res.body, { result: 'success', msg: '' });
+    const archived = 'Channel #**archive-notice** has been archived.';
+    assert.deepEqual(await laterNotices(othello, id), [notice(id, 'channel events', archived, ['read'])]);
+    assert.deepEqual(
+      (await drain(othello, q.id)).map((e) => (e.type === 'stream' ? [e.type, e.op] : [e.type, e.message.content, e.flags])),
+      [['stream', 'delete'], ['message', archived, ['read']]],
+    );
+    // Unarchiving says so too.
+    assert.deepEqual((await t.api(hamlet, 'PATCH', `/streams/${id}`, { is_archived: false })).body, { result: 'success', msg: '' });
+    assert.deepEqual((await laterNotices(othello, id)).map((m: Ev) => m.content), [archived, 'Channel #**archive-notice** has been unarchived.']);
   });
 });

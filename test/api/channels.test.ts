@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { createChannel, err, SUCCESS, systemGroups, type SystemGroupName } from '../helpers/chat';
+import { queuedEvents, registerQueue } from '../helpers/events';
 
 const NOW = 1_700_000_000;
 let t: TestServer;
@@ -48,6 +49,11 @@ function defaultChannel(id: number, name: string, creatorId: number, overrides: 
     ...overrides,
   };
 }
+
+/** Zulip's IncompatibleParametersError for protected history with restricted topic creation. */
+const incompatible = err('Unsupported parameter combination: history_public_to_subscribers, can_create_topic_group', 'BAD_REQUEST', {
+  parameters: 'history_public_to_subscribers, can_create_topic_group',
+});
 
 async function getChannel(id: number, user = t.users.owner) {
   const res = await t.api(user, 'GET', `/streams/${id}`);
@@ -212,13 +218,18 @@ describe('POST /channels/create', () => {
     assert.deepEqual(res.body, err('Insufficient permission'));
     res = await t.api(t.users.admin, 'POST', '/channels/create', { name: 'default-private', subscribers: [], is_default_stream: true, invite_only: true });
     assert.deepEqual(res.body, err('A default channel cannot be private.'));
+    const q = await registerQueue(t, t.users.hamlet, ['default_streams']);
+    const guestQueue = await registerQueue(t, t.users.guest, ['default_streams']);
     res = await t.api(t.users.admin, 'POST', '/channels/create', { name: 'default-ok', subscribers: [], is_default_stream: true });
     assert.equal(res.status, 200, res.text);
-    const defaults = await t.api(t.users.hamlet, 'GET', '/streams', { include_public: false, include_subscribed: false, include_default: true });
+    const defaults = await t.api(t.users.hamlet, 'GET', '/default_streams');
     assert.deepEqual(
-      defaults.body.streams.map((s: { name: string }) => s.name),
+      defaults.body.default_streams.map((s: { name: string }) => s.name),
       ['default-ok'],
     );
+    // Zulip's notify_default_streams: the ids (FL 330), to non-guests.
+    assert.deepEqual(await queuedEvents(t, t.users.hamlet, q), [{ type: 'default_streams', default_streams: [res.body.id] }]);
+    assert.deepEqual(await queuedEvents(t, t.users.guest, guestQueue), []);
   });
 
   it('web-public channels need the server setting', async () => {
@@ -227,7 +238,6 @@ describe('POST /channels/create', () => {
   });
 
   it('can_create_topic_group must be role:everyone for private channels with protected history', async () => {
-    const msg = "'can_create_topic_group' must be 'role:everyone' for private channels with protected history.";
     let res = await t.api(t.users.hamlet, 'POST', '/channels/create', {
       name: 'protected-topics',
       subscribers: [],
@@ -236,7 +246,7 @@ describe('POST /channels/create', () => {
       can_create_topic_group: g['role:members'],
     });
     assert.equal(res.status, 400);
-    assert.deepEqual(res.body, err(msg));
+    assert.deepEqual(res.body, incompatible);
     // Allowed with shared history, and for public channels.
     res = await t.api(t.users.hamlet, 'POST', '/channels/create', {
       name: 'shared-topics',
@@ -319,7 +329,11 @@ describe('PATCH /streams/{stream_id}', () => {
     assert.deepEqual(res.body, SUCCESS);
     let s = await getChannel(id);
     assert.deepEqual([s.invite_only, s.history_public_to_subscribers], [true, false]);
+    // Reading the channel is needed to change who may read it: the administrator is not subscribed.
     res = await t.api(t.users.admin, 'PATCH', `/streams/${id}`, { is_private: false });
+    assert.deepEqual(res.body, err('Channel content access is required.'));
+    res = await t.api(t.users.hamlet, 'PATCH', `/streams/${id}`, { is_private: false });
+    assert.deepEqual(res.body, SUCCESS);
     s = await getChannel(id);
     assert.deepEqual([s.invite_only, s.history_public_to_subscribers], [false, true]);
   });
@@ -357,9 +371,9 @@ describe('DELETE /streams/{stream_id}', () => {
     const withArchived = await t.api(t.users.othello, 'GET', '/streams', { exclude_archived: false });
     assert.ok(withArchived.body.streams.some((s: { stream_id: number }) => s.stream_id === id));
     res = await t.api(t.users.hamlet, 'POST', '/messages', { type: 'channel', to: id, topic: 'x', content: 'late' });
-    assert.deepEqual(res.body, err(`Channel with ID '${id}' does not exist`, 'STREAM_DOES_NOT_EXIST', { stream_id: id }));
+    assert.equal(res.status, 400);
     res = await t.api(t.users.hamlet, 'DELETE', `/streams/${id}`);
-    assert.deepEqual(res.body, err('Invalid channel ID'));
+    assert.deepEqual(res.body, err('Channel is already deactivated'));
   });
 });
 
@@ -434,5 +448,333 @@ describe('GET /users/me/{stream_id}/topics', () => {
     const raw = await t.api(t.users.othello, 'GET', `/users/me/${id}/topics`, { allow_empty_topic_name: true });
     assert.equal(raw.body.topics[0].name, '');
     void a;
+  });
+});
+
+/** A named group holding `members`, created over the API. */
+async function namedGroup(name: string, members: number[]): Promise<number> {
+  const res = await t.api(t.users.admin, 'POST', '/user_groups/create', { name, description: '', members });
+  assert.equal(res.status, 200, res.text);
+  return res.body.group_id;
+}
+
+describe('metadata access through channel group settings', () => {
+  it('a member of can_add_subscribers_group sees a private channel and adds subscribers without being subscribed', async () => {
+    const u = t.users;
+    const adders = await namedGroup('channel-adders', [u.othello.id]);
+    const q = await registerQueue(t, u.othello, ['stream']);
+    const id = await createChannel(t, u.hamlet, 'adders-only', [u.hamlet], { invite_only: true, can_add_subscribers_group: adders });
+    // Told about the channel at creation, like the administrators.
+    const events = await queuedEvents(t, u.othello, q);
+    assert.deepEqual(events.map((e) => [e.type, e.op, e.streams[0].stream_id]), [['stream', 'create', id]]);
+    assert.equal((await getChannel(id, u.othello)).name, 'adders-only');
+    const listed = await t.api(u.othello, 'GET', '/streams', { include_all: true });
+    assert.ok(listed.body.streams.some((s: { stream_id: number }) => s.stream_id === id));
+    const res = await t.api(u.othello, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'adders-only' }], principals: [u.moderator.id] });
+    assert.deepEqual(res.body, { ...SUCCESS, subscribed: { [u.moderator.id]: ['adders-only'] }, already_subscribed: {}, new_subscription_messages_sent: true });
+    // Others still cannot see it.
+    assert.deepEqual((await t.api(u.bot, 'GET', `/streams/${id}`)).body, err('Invalid channel ID'));
+  });
+
+  it('changing a setting that grants metadata access: create and peer_add for those gaining it, delete for those losing it', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'gaining-access', [u.hamlet], { invite_only: true });
+    const subscribers = await namedGroup('may-subscribe', [u.othello.id]);
+    const qo = await registerQueue(t, u.othello, ['stream', 'subscription']);
+    const qh = await registerQueue(t, u.hamlet, ['stream']);
+    let res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { can_subscribe_group: { new: subscribers } });
+    assert.deepEqual(res.body, SUCCESS);
+    const created = await queuedEvents(t, u.othello, qo);
+    assert.deepEqual(created, [
+      { type: 'stream', op: 'create', streams: [defaultChannel(id, 'gaining-access', u.hamlet.id, { invite_only: true, history_public_to_subscribers: false, subscriber_count: 1, can_subscribe_group: subscribers })] },
+      { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: [u.hamlet.id] },
+    ]);
+    const update = { type: 'stream', op: 'update', stream_id: id, name: 'gaining-access', property: 'can_subscribe_group', value: subscribers };
+    assert.deepEqual(await queuedEvents(t, u.hamlet, qh), [update]);
+    res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { can_subscribe_group: { new: g['role:nobody'] } });
+    assert.deepEqual(res.body, SUCCESS);
+    assert.deepEqual((await queuedEvents(t, u.othello, qo)).slice(created.length), [{ type: 'stream', op: 'delete', streams: [{ stream_id: id }], stream_ids: [id] }]);
+  });
+});
+
+describe('group settings that grant access refuse role:everyone', () => {
+  for (const setting of ['can_add_subscribers_group', 'can_administer_channel_group', 'can_subscribe_group']) {
+    it(`${setting}: at creation and in PATCH`, async () => {
+      const msg = `'${setting}' setting cannot be set to 'role:everyone' group.`;
+      let res = await t.api(t.users.hamlet, 'POST', '/channels/create', { name: `everyone-${setting}`, subscribers: [], [setting]: g['role:everyone'] });
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, err(msg));
+      const id = await createChannel(t, t.users.hamlet, `patch-${setting}`, [t.users.hamlet]);
+      res = await t.api(t.users.hamlet, 'PATCH', `/streams/${id}`, { [setting]: { new: g['role:everyone'] } });
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, err(msg));
+      // role:members is fine.
+      res = await t.api(t.users.hamlet, 'PATCH', `/streams/${id}`, { [setting]: { new: g['role:members'] } });
+      assert.deepEqual(res.body, SUCCESS);
+    });
+  }
+});
+
+describe('PATCH /streams/{stream_id}: access settings as Zulip\'s update_stream_backend', () => {
+  it('is_private=true alone protects the history; contradictory combinations are "Invalid parameters"', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'going-private', [u.hamlet]);
+    let res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { is_private: true });
+    assert.deepEqual(res.body, SUCCESS);
+    let s = await getChannel(id);
+    assert.deepEqual([s.invite_only, s.history_public_to_subscribers, s.is_web_public], [true, false, false]);
+    const cases: Record<string, unknown>[] = [
+      { is_private: false, history_public_to_subscribers: false },
+      { is_web_public: true, is_private: true },
+      { is_web_public: true, history_public_to_subscribers: false },
+      { history_public_to_subscribers: false, is_private: false },
+    ];
+    for (const params of cases) {
+      res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, params);
+      assert.equal(res.status, 400, JSON.stringify(params));
+      assert.deepEqual(res.body, err('Invalid parameters'), JSON.stringify(params));
+    }
+    s = await getChannel(id);
+    assert.deepEqual([s.invite_only, s.history_public_to_subscribers], [true, false]);
+  });
+
+  it('needs the organization permission to create a channel of the new kind, and for topics_policy', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'kind-rules', [u.hamlet]);
+    const setRealm = async (setting: string, group: number) => {
+      const res = await t.api(u.owner, 'PATCH', '/realm', { [setting]: { new: group } });
+      assert.equal(res.status, 200, res.text);
+    };
+    await setRealm('can_create_private_channel_group', g['role:administrators']);
+    let res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { is_private: true });
+    assert.deepEqual(res.body, err('Insufficient permission'));
+    await setRealm('can_create_private_channel_group', g['role:members']);
+    res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { is_private: true });
+    assert.deepEqual(res.body, SUCCESS);
+    await setRealm('can_create_public_channel_group', g['role:administrators']);
+    res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { is_private: false });
+    assert.deepEqual(res.body, err('Insufficient permission'));
+    await setRealm('can_create_public_channel_group', g['role:members']);
+    res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { is_web_public: true, is_private: false });
+    assert.deepEqual(res.body, err('Web-public channels are not enabled.'));
+    await setRealm('can_set_topics_policy_group', g['role:administrators']);
+    res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { topics_policy: 'allow_empty_topic' });
+    assert.deepEqual(res.body, err('Insufficient permission'));
+    // Going back to the organization's policy needs no permission.
+    res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { topics_policy: 'inherit' });
+    assert.deepEqual(res.body, SUCCESS);
+    await setRealm('can_set_topics_policy_group', g['role:members']);
+  });
+
+  it('privacy and the subscribe / add-subscribers groups need content access; other settings do not', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'admin-outside', [u.hamlet], { invite_only: true });
+    for (const params of [
+      { is_private: false },
+      { can_subscribe_group: { new: g['role:members'] } },
+      { can_add_subscribers_group: { new: g['role:members'] } },
+    ]) {
+      const res = await t.api(u.admin, 'PATCH', `/streams/${id}`, params);
+      assert.deepEqual(res.body, err('Channel content access is required.'), JSON.stringify(params));
+    }
+    const res = await t.api(u.admin, 'PATCH', `/streams/${id}`, { description: 'seen from outside', can_send_message_group: { new: g['role:members'] } });
+    assert.deepEqual(res.body, SUCCESS);
+  });
+
+  it('protected history with can_create_topic_group other than role:everyone is an incompatible combination', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'topic-creators', [u.hamlet], { invite_only: true, history_public_to_subscribers: true, can_create_topic_group: g['role:members'] });
+    let res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { history_public_to_subscribers: false });
+    assert.deepEqual(res.body, incompatible);
+    const open = await createChannel(t, u.hamlet, 'topic-creators-2', [u.hamlet], { invite_only: true });
+    res = await t.api(u.hamlet, 'PATCH', `/streams/${open}`, { can_create_topic_group: { new: g['role:members'] } });
+    assert.deepEqual(res.body, incompatible);
+  });
+
+  it('errors: the current name, retention days of 0 or -1', async () => {
+    const id = await createChannel(t, t.users.hamlet, 'Same-Name', [t.users.hamlet]);
+    let res = await t.api(t.users.hamlet, 'PATCH', `/streams/${id}`, { new_name: ' Same-Name ' });
+    assert.deepEqual(res.body, err('Channel already has that name.'));
+    // A change of case only is a rename.
+    res = await t.api(t.users.hamlet, 'PATCH', `/streams/${id}`, { new_name: 'same-name' });
+    assert.deepEqual(res.body, SUCCESS);
+    for (const days of [0, -1]) {
+      res = await t.api(t.users.owner, 'PATCH', `/streams/${id}`, { message_retention_days: days });
+      assert.deepEqual(res.body, err(`Bad value for 'message_retention_days': ${days}`));
+      res = await t.api(t.users.owner, 'POST', '/channels/create', { name: `bad-retention-${days}`, subscribers: [], message_retention_days: days });
+      assert.deepEqual(res.body, err(`Bad value for 'message_retention_days': ${days}`));
+    }
+    res = await t.api(t.users.owner, 'PATCH', `/streams/${id}`, { message_retention_days: 'sometimes' });
+    assert.deepEqual(res.body, err("Bad value for 'message_retention_days': sometimes"));
+  });
+});
+
+describe('PATCH /streams/{stream_id} group settings: {new, old}', () => {
+  it('checks old against the current value; an unchanged value changes nothing and sends no event', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'old-new', [u.hamlet]);
+    const q = await registerQueue(t, u.hamlet, ['stream']);
+    let res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { can_send_message_group: { new: g['role:members'], old: g['role:moderators'] } });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, err("'old' value does not match the expected value.", 'EXPECTATION_MISMATCH'));
+    res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { can_send_message_group: { new: g['role:everyone'], old: g['role:everyone'] } });
+    assert.deepEqual(res.body, SUCCESS);
+    // The same value written as an anonymous group of that one group is no change either.
+    res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { can_send_message_group: { new: { direct_members: [], direct_subgroups: [g['role:everyone']] } } });
+    assert.deepEqual(res.body, SUCCESS);
+    assert.deepEqual(await queuedEvents(t, u.hamlet, q), []);
+    res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, {
+      can_send_message_group: { new: { direct_members: [u.hamlet.id], direct_subgroups: [] }, old: { direct_members: [], direct_subgroups: [g['role:everyone']] } },
+    });
+    assert.deepEqual(res.body, SUCCESS);
+    assert.deepEqual(await queuedEvents(t, u.hamlet, q), [
+      { type: 'stream', op: 'update', stream_id: id, name: 'old-new', property: 'can_send_message_group', value: { direct_members: [u.hamlet.id], direct_subgroups: [] } },
+    ]);
+    assert.deepEqual((await getChannel(id)).can_send_message_group, { direct_members: [u.hamlet.id], direct_subgroups: [] });
+  });
+});
+
+describe('PATCH /streams/{stream_id}: privacy events', () => {
+  it('private → public: users who can newly see it get create and peer_add; those who could, the update', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'opening-up', [u.hamlet, u.moderator], { invite_only: true, history_public_to_subscribers: true });
+    const qo = await registerQueue(t, u.othello, ['stream', 'subscription']);
+    const qh = await registerQueue(t, u.hamlet, ['stream', 'subscription']);
+    const qa = await registerQueue(t, u.admin, ['stream', 'subscription']);
+    const qg = await registerQueue(t, u.guest, ['stream', 'subscription']);
+    const res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { is_private: false });
+    assert.deepEqual(res.body, SUCCESS);
+    assert.deepEqual(await queuedEvents(t, u.othello, qo), [
+      { type: 'stream', op: 'create', streams: [defaultChannel(id, 'opening-up', u.hamlet.id, { subscriber_count: 2 })] },
+      { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: [u.moderator.id, u.hamlet.id].sort((a, b) => a - b) },
+    ]);
+    const update = { type: 'stream', op: 'update', stream_id: id, name: 'opening-up', property: 'invite_only', value: false, history_public_to_subscribers: true, is_web_public: false };
+    assert.deepEqual(await queuedEvents(t, u.hamlet, qh), [update]);
+    assert.deepEqual(await queuedEvents(t, u.admin, qa), [update]);
+    assert.deepEqual(await queuedEvents(t, u.guest, qg), []);
+  });
+
+  it('public → private: subscribers and administrators get the update; zulip-compat: those losing access hear nothing', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'closing-down', [u.hamlet]);
+    const qo = await registerQueue(t, u.othello, ['stream', 'subscription']);
+    const qh = await registerQueue(t, u.hamlet, ['stream']);
+    const qa = await registerQueue(t, u.admin, ['stream']);
+    const res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { is_private: true });
+    assert.deepEqual(res.body, SUCCESS);
+    const update = { type: 'stream', op: 'update', stream_id: id, name: 'closing-down', property: 'invite_only', value: true, history_public_to_subscribers: false, is_web_public: false };
+    assert.deepEqual(await queuedEvents(t, u.hamlet, qh), [update]);
+    assert.deepEqual(await queuedEvents(t, u.admin, qa), [update]);
+    assert.deepEqual(await queuedEvents(t, u.othello, qo), []);
+  });
+});
+
+describe('default channels: default_streams events', () => {
+  it('PATCH is_default_stream and archiving a default channel tell the non-guests', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.admin, 'default-toggle', []);
+    const before = ((await t.api(u.hamlet, 'GET', '/default_streams')).body.default_streams as { stream_id: number }[]).map((s) => s.stream_id);
+    const q = await registerQueue(t, u.hamlet, ['default_streams', 'stream']);
+    let res = await t.api(u.admin, 'PATCH', `/streams/${id}`, { is_default_stream: true });
+    assert.deepEqual(res.body, SUCCESS);
+    // Already default: nothing to say.
+    res = await t.api(u.admin, 'PATCH', `/streams/${id}`, { is_default_stream: true });
+    assert.deepEqual(res.body, SUCCESS);
+    res = await t.api(u.admin, 'PATCH', `/streams/${id}`, { is_default_stream: false });
+    res = await t.api(u.admin, 'PATCH', `/streams/${id}`, { is_default_stream: true });
+    res = await t.api(u.admin, 'DELETE', `/streams/${id}`);
+    assert.deepEqual(res.body, SUCCESS);
+    const withIt = [...before, id].sort((a, b) => a - b);
+    assert.deepEqual(await queuedEvents(t, u.hamlet, q), [
+      { type: 'default_streams', default_streams: withIt },
+      { type: 'default_streams', default_streams: before },
+      { type: 'default_streams', default_streams: withIt },
+      { type: 'default_streams', default_streams: before },
+      { type: 'stream', op: 'delete', streams: [{ stream_id: id }], stream_ids: [id] },
+    ]);
+  });
+});
+
+describe('DELETE /streams/{stream_id} and PATCH is_archived=false', () => {
+  it('archives with a delete event holding only ids; unarchiving brings the channel back with a create event', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'round-trip', [u.hamlet]);
+    const q = await registerQueue(t, u.othello, ['stream']);
+    let res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { is_archived: false });
+    assert.deepEqual(res.body, err('Channel is not currently deactivated'));
+    res = await t.api(u.hamlet, 'DELETE', `/streams/${id}`);
+    assert.deepEqual(res.body, SUCCESS);
+    res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { is_archived: false });
+    assert.deepEqual(res.body, SUCCESS);
+    assert.deepEqual(await queuedEvents(t, u.othello, q), [
+      { type: 'stream', op: 'delete', streams: [{ stream_id: id }], stream_ids: [id] },
+      { type: 'stream', op: 'create', streams: [defaultChannel(id, 'round-trip', u.hamlet.id, { subscriber_count: 1 })] },
+    ]);
+    assert.equal((await getChannel(id)).is_archived, false);
+    res = await t.api(u.hamlet, 'POST', '/messages', { type: 'channel', to: id, topic: 'back', content: 'again' });
+    assert.equal(res.status, 200, res.text);
+  });
+
+  it('a private channel without subscribers stays archived', async () => {
+    const id = await createChannel(t, t.users.hamlet, 'empty-private', [], { invite_only: true });
+    assert.deepEqual((await t.api(t.users.admin, 'DELETE', `/streams/${id}`)).body, SUCCESS);
+    const res = await t.api(t.users.admin, 'PATCH', `/streams/${id}`, { is_archived: false });
+    assert.deepEqual(res.body, err('Channel is private and have no subscribers'));
+  });
+});
+
+describe('GET /streams: sources and flags', () => {
+  it('include_default only marks channels; sorted by name; include_can_access_content; include_owner_subscribed for bots', async () => {
+    const u = t.users;
+    const zed = await createChannel(t, u.hamlet, 'zz-listing', [u.hamlet]);
+    const priv = await createChannel(t, u.hamlet, 'aa-listing-private', [u.hamlet], { invite_only: true });
+    await t.api(u.admin, 'POST', '/default_streams', { stream_id: zed });
+    const list = async (user: typeof u.hamlet, params: Record<string, unknown>) => {
+      const res = await t.api(user, 'GET', '/streams', params);
+      assert.equal(res.status, 200, res.text);
+      return res.body.streams as Record<string, any>[];
+    };
+    // Not a source: no public, no subscribed, so nothing.
+    assert.deepEqual(await list(u.othello, { include_public: false, include_subscribed: false, include_default: true }), []);
+    const marked = await list(u.othello, { include_default: true });
+    assert.ok(marked.every((s) => typeof s.is_default === 'boolean'));
+    assert.deepEqual(marked.filter((s) => s.is_default).map((s) => s.stream_id).includes(zed), true);
+    assert.ok(!('is_default' in (await list(u.othello, {}))[0]));
+    const names = marked.map((s) => s.name);
+    assert.deepEqual(names, [...names].sort());
+    // Content access: public channels and subscribed private ones.
+    const content = (await list(u.hamlet, { include_public: false, include_subscribed: false, include_can_access_content: true })).map((s) => s.stream_id);
+    assert.ok(content.includes(priv) && content.includes(zed));
+    assert.ok(!(await list(u.othello, { include_can_access_content: true })).some((s) => s.stream_id === priv));
+    // The bot (owned by Hamlet) sees its owner's private channel with include_owner_subscribed.
+    assert.ok(!(await list(u.bot, {})).some((s) => s.stream_id === priv));
+    assert.ok((await list(u.bot, { include_owner_subscribed: true })).some((s) => s.stream_id === priv));
+    // Not for humans.
+    assert.ok(!(await list(u.othello, { include_owner_subscribed: true })).some((s) => s.stream_id === priv));
+  });
+});
+
+describe('channel folders: archiving and update events', () => {
+  it('refuses to archive a folder holding channels (archived ones too); one event per changed field', async () => {
+    const u = t.users;
+    const folder = (await t.api(u.admin, 'POST', '/channel_folders/create', { name: 'Busy', description: 'd' })).body.channel_folder_id;
+    const id = await createChannel(t, u.hamlet, 'in-busy', [u.hamlet], { folder_id: folder });
+    await t.api(u.hamlet, 'DELETE', `/streams/${id}`);
+    let res = await t.api(u.admin, 'PATCH', `/channel_folders/${folder}`, { is_archived: true });
+    assert.deepEqual(res.body, err('You need to remove all the channels from this folder to archive it.'));
+    const q = await registerQueue(t, u.othello, ['channel_folder']);
+    res = await t.api(u.admin, 'PATCH', `/channel_folders/${folder}`, { name: 'Busy', description: 'new words' });
+    assert.deepEqual(res.body, SUCCESS);
+    res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { folder_id: null });
+    assert.deepEqual(res.body, SUCCESS);
+    res = await t.api(u.admin, 'PATCH', `/channel_folders/${folder}`, { name: 'Quiet', is_archived: true });
+    assert.deepEqual(res.body, SUCCESS);
+    const events = await queuedEvents(t, u.othello, q);
+    assert.deepEqual(events, [
+      { type: 'channel_folder', op: 'update', channel_folder_id: folder, data: { description: 'new words', rendered_description: events[0].data.rendered_description } },
+      { type: 'channel_folder', op: 'update', channel_folder_id: folder, data: { name: 'Quiet' } },
+      { type: 'channel_folder', op: 'update', channel_folder_id: folder, data: { is_archived: true } },
+    ]);
+    assert.match(events[0].data.rendered_description, /new words/);
   });
 });

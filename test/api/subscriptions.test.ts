@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { createChannel, err, SUCCESS } from '../helpers/chat';
+import { queuedEvents, registerQueue } from '../helpers/events';
 
 let t: TestServer;
 before(async () => {
@@ -119,12 +120,31 @@ describe('POST /users/me/subscriptions', () => {
     });
   });
 
-  it('lets guests subscribe to nothing they cannot see, nor create channels', async () => {
+  it('refuses guests outright (Zulip\'s require_non_guest_user), even for a channel they may read', async () => {
     const u = t.users;
-    let res = await t.api(u.guest, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'sub-list' }] });
-    assert.deepEqual(res.body, err('Unable to access channel (sub-list).'));
-    res = await t.api(u.guest, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'guest-new' }] });
-    assert.deepEqual(res.body, err('Not allowed for guest users'));
+    const id = await createChannel(t, u.hamlet, 'guest-readable', [u.hamlet, u.guest]);
+    for (const name of ['sub-list', 'guest-new', 'guest-readable']) {
+      const res = await t.api(u.guest, 'POST', '/users/me/subscriptions', { subscriptions: [{ name }] });
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, err('Not allowed for guest users'));
+    }
+    assert.deepEqual(await members(id), [u.hamlet.id, u.guest.id]);
+  });
+
+  it('validates colours, naming the item', async () => {
+    const res = await t.api(t.users.hamlet, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'sub-list', color: '#abcdef' }, { name: 'x', color: 'red' }] });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, err('Invalid subscriptions[1]: Value error, add.color is not a valid hex color code'));
+    const ok = await t.api(t.users.othello, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'coloured', color: '#a1B2c3' }] });
+    assert.equal(ok.status, 200, ok.text);
+  });
+
+  it('principals=[] means the caller', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'empty-principals', []);
+    const res = await t.api(u.othello, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'empty-principals' }], principals: [] });
+    assert.deepEqual(res.body, { ...SUCCESS, subscribed: { [u.othello.id]: ['empty-principals'] }, already_subscribed: {}, new_subscription_messages_sent: true });
+    assert.deepEqual(await members(id), [u.othello.id]);
   });
 
   it('validates channel names', async () => {
@@ -140,6 +160,14 @@ describe('DELETE /users/me/subscriptions', () => {
     await createChannel(t, u.hamlet, 'never-joined', []);
     const res = await t.api(u.hamlet, 'DELETE', '/users/me/subscriptions', { subscriptions: ['leave-me', 'never-joined'] });
     assert.deepEqual(res.body, { ...SUCCESS, removed: ['leave-me'], not_removed: ['never-joined'] });
+  });
+
+  it('principals=[] means the caller', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'leave-empty-principals', [u.hamlet, u.othello]);
+    const res = await t.api(u.othello, 'DELETE', '/users/me/subscriptions', { subscriptions: ['leave-empty-principals'], principals: [] });
+    assert.deepEqual(res.body, { ...SUCCESS, removed: ['leave-empty-principals'], not_removed: [] });
+    assert.deepEqual(await members(id), [u.hamlet.id]);
   });
 
   it('names unknown channels with Zulip\'s text', async () => {
@@ -222,7 +250,7 @@ describe('POST /users/me/subscriptions/properties', () => {
     }
   });
 
-  it('is atomic: a bad later element leaves the earlier ones unapplied (stricter than Zulip)', async () => {
+  it('validates the whole list first: a bad property anywhere applies nothing', async () => {
     const u = t.users;
     const id = await createChannel(t, u.hamlet, 'atomic', [u.hamlet]);
     const res = await t.api(u.hamlet, 'POST', '/users/me/subscriptions/properties', {
@@ -236,6 +264,34 @@ describe('POST /users/me/subscriptions/properties', () => {
     const sub = await subscription(u.hamlet, id);
     assert.equal(sub.pin_to_top, false);
     assert.notEqual(sub.color, '#111111');
+  });
+
+  it('then applies the changes one by one: an access error on a later element keeps the earlier ones and their events', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'partial', [u.hamlet]);
+    const other = await createChannel(t, u.othello, 'partial-other', [u.othello]);
+    const q = await registerQueue(t, u.hamlet, ['subscription']);
+    for (const [bad, msg] of [
+      [other, `Not subscribed to channel ID ${other}`],
+      [99999, 'Invalid channel ID'],
+    ] as const) {
+      const res = await t.api(u.hamlet, 'POST', '/users/me/subscriptions/properties', {
+        subscription_data: [
+          { stream_id: id, property: 'pin_to_top', value: bad === other },
+          { stream_id: bad, property: 'is_muted', value: true },
+          { stream_id: id, property: 'color', value: '#222222' },
+        ],
+      });
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, err(msg));
+    }
+    const sub = await subscription(u.hamlet, id);
+    assert.equal(sub.pin_to_top, false);
+    assert.notEqual(sub.color, '#222222');
+    assert.deepEqual(await queuedEvents(t, u.hamlet, q), [
+      { type: 'subscription', op: 'update', stream_id: id, property: 'pin_to_top', value: true },
+      { type: 'subscription', op: 'update', stream_id: id, property: 'pin_to_top', value: false },
+    ]);
   });
 
   it('applies in order: a later change to the same property wins', async () => {
@@ -264,7 +320,7 @@ describe('POST and PATCH /users/me/subscriptions/{stream_id}', () => {
     res = await t.api(u.hamlet, 'PATCH', `/users/me/subscriptions/${id}`, { property: 'color', value: 'green' });
     assert.deepEqual(res.body, err('Invalid subscription_data[0]: Value error, color is not a valid hex color code'));
     res = await t.api(u.hamlet, 'PATCH', `/users/me/subscriptions/${id}`, { property: 'loud', value: true });
-    assert.deepEqual(res.body, err('Invalid property'));
+    assert.deepEqual(res.body, err('Unknown subscription property: loud'));
   });
 });
 
@@ -280,5 +336,23 @@ describe('GET /streams/{stream_id}/members', () => {
     assert.deepEqual(res.body, err('Invalid channel ID'));
     res = await t.api(u.admin, 'GET', `/streams/${priv}/members`);
     assert.equal(res.status, 200);
+  });
+});
+
+describe('GET /users/{user_id}/subscriptions/{stream_id}', () => {
+  it('answers is_subscribed; an unknown user is "No such user", before the channel is looked at', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'status-check', [u.othello]);
+    let res = await t.api(u.hamlet, 'GET', `/users/${u.othello.id}/subscriptions/${id}`);
+    assert.deepEqual(res.body, { ...SUCCESS, is_subscribed: true });
+    res = await t.api(u.hamlet, 'GET', `/users/${u.moderator.id}/subscriptions/${id}`);
+    assert.deepEqual(res.body, { ...SUCCESS, is_subscribed: false });
+    for (const streamId of [id, 99999]) {
+      res = await t.api(u.hamlet, 'GET', `/users/99999/subscriptions/${streamId}`);
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, err('No such user'));
+    }
+    res = await t.api(u.hamlet, 'GET', `/users/${u.othello.id}/subscriptions/99999`);
+    assert.deepEqual(res.body, err('Invalid channel ID'));
   });
 });
