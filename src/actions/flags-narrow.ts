@@ -5,7 +5,7 @@ import { messageWindow, type Anchor } from '../lib/fetch';
 import { narrowToSql, type NarrowTerm } from '../lib/narrow';
 import type { UserRow } from '../lib/users';
 import { queueRemovePush } from '../push/remove';
-import { applyFlag, editableFlag, flagsEvent, skipUnsubscribedForUnread } from './flags';
+import { applyFlag, editableFlag, flagOperation, flagsEvent, skipUnsubscribedForUnread } from './flags';
 
 export { parseAnchor } from '../lib/fetch';
 
@@ -17,13 +17,15 @@ export interface FlagsNarrowRequest {
   numBefore: number;
   numAfter: number;
   narrow: NarrowTerm[];
-  op: 'add' | 'remove';
+  op: string;
   flag: string;
 }
 
-/** Applies the flag; the response keys are those of Zulip's update_message_flags_for_narrow. */
+/**
+ * Applies the flag; the response keys are those of Zulip's update_message_flags_for_narrow, and so is
+ * the order of the checks: the range, the narrow, then the flag and the operation.
+ */
 export function doUpdateFlagsForNarrow(app: App, user: UserRow, req: FlagsNarrowRequest): Record<string, unknown> {
-  editableFlag(req.flag);
   if (!req.includeAnchor && req.numBefore > 0 && req.numAfter > 0) {
     throw errors.badRequest('The anchor can only be excluded at an end of the range');
   }
@@ -33,15 +35,16 @@ export function doUpdateFlagsForNarrow(app: App, user: UserRow, req: FlagsNarrow
   return app.batch.write(() => {
     const n = narrowToSql(app.db, user, req.narrow);
     const w = messageWindow(app, user, n, req.anchor, req.includeAnchor, numBefore, numAfter);
+    editableFlag(req.flag);
+    const op = flagOperation(req.op);
     const processed = w.rows.map((r) => r.id);
     // Only the user's own rows can be marked unread; channels they left are reported back.
-    const markUnread = req.flag === 'read' && req.op === 'remove';
+    const markUnread = req.flag === 'read' && op === 'remove';
     const { keep: candidates, ignoredChannels } = markUnread ? skipUnsubscribedForUnread(app, user, processed) : { keep: processed, ignoredChannels: [] };
-    const changed = applyFlag(app, user, candidates, req.flag, req.op);
-    app.batch.onCommit(() => {
-      if (changed.length) app.events.send(flagsEvent(app, user, changed, req.flag, req.op), [user.id]);
-    });
-    if (req.flag === 'read' && req.op === 'add') app.batch.onCommit(() => queueRemovePush(app, user.id, changed));
+    const changed = applyFlag(app, user, candidates, req.flag, op);
+    // As Zulip's do_update_message_flags: the event goes out even when nothing changed.
+    app.batch.onCommit(() => app.events.send(flagsEvent(app, user, changed, req.flag, op), [user.id]));
+    if (req.flag === 'read' && op === 'add') app.batch.onCommit(() => queueRemovePush(app, user.id, changed));
     const out: Record<string, unknown> = {
       processed_count: processed.length,
       updated_count: changed.length,

@@ -5,8 +5,7 @@ import type { ParleyEvent } from '../events/bus';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import { findMessage, type MessageRow } from '../lib/messages';
-import { FLAG, messageVisibleTo } from '../lib/narrow';
-import { findSubscription } from '../lib/streams';
+import { FLAG, messageMutedFor, messageVisibleTo } from '../lib/narrow';
 import { materializeUserMessages, userMessageFlags } from '../lib/user-messages';
 import type { UserRow } from '../lib/users';
 import { queueRemovePush } from '../push/remove';
@@ -21,29 +20,35 @@ export function editableFlag(flag: string): number {
   throw errors.badRequest("Invalid flag: '{flag}'", { flag });
 }
 
+/** The flag operation, checked after the flag as Zulip's do_update_message_flags does. */
+export function flagOperation(op: string): 'add' | 'remove' {
+  if (op !== 'add' && op !== 'remove') throw errors.badRequest("Invalid message flag operation: '{operation}'", { operation: op });
+  return op;
+}
+
+// Zulip's DEFAULT_HISTORICAL_FLAGS: what a message the user has no row for counts as.
+const DEFAULT_HISTORICAL_FLAGS = FLAG.read | FLAG.historical;
+
 /**
- * Sets or clears a flag on the given messages. A message the user can read but never received gets a
- * historical row first; one they cannot read is "Invalid message(s)". Returns the ids whose flag changed.
+ * Sets or clears a flag on the given messages, as Zulip's do_update_message_flags: a message without a
+ * row counts as read and historical, and ids whose flag already has the wanted value are dropped first.
+ * Only a change to a message without a row (starring it, marking it unread) checks that the user can
+ * read it ("Invalid message(s)") and writes its historical row: marking read never creates rows.
+ * Returns the ids whose flag changed.
  */
 export function applyFlag(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): number[] {
   const bit = editableFlag(flag);
-  const changed: number[] = [];
+  const target = op === 'add' ? bit : 0;
+  const current = new Map([...new Set(ids)].map((id) => [id, userMessageFlags(app.db, user.id, id)]));
+  const changed = [...current].filter(([, flags]) => ((flags ?? DEFAULT_HISTORICAL_FLAGS) & bit) !== target).map(([id]) => id);
+  const historical = changed.filter((id) => current.get(id) === null);
+  if (historical.some((id) => !messageVisibleTo(app.db, user, id))) throw errors.badRequest('Invalid message(s)');
+  if (changed.length === 0) return changed;
   materializeUserMessages(app.db, user.id); // the rows below are updated in place
-  const update = stmt(app.db, 'UPDATE usermessage SET flags = ? WHERE user_id = ? AND message_id = ?');
-  for (const id of ids) {
-    let flags = userMessageFlags(app.db, user.id, id);
-    if (flags === null) {
-      // As Zulip: a message the user can read but never received gets a historical row; others are refused.
-      if (!messageVisibleTo(app.db, user, id)) throw errors.badRequest('Invalid message(s)');
-      stmt(app.db, 'INSERT INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)').run(user.id, id, FLAG.read | FLAG.historical);
-      flags = FLAG.read | FLAG.historical;
-    }
-    const next = op === 'add' ? flags | bit : flags & ~bit;
-    if (next !== flags) {
-      update.run(next, user.id, id);
-      changed.push(id);
-    }
-  }
+  const insert = stmt(app.db, 'INSERT INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)');
+  for (const id of historical) insert.run(user.id, id, (DEFAULT_HISTORICAL_FLAGS & ~bit) | target);
+  const update = stmt(app.db, 'UPDATE usermessage SET flags = (flags & ~?) | ? WHERE user_id = ? AND message_id = ?');
+  for (const id of changed) if (current.get(id) !== null) update.run(bit, target, user.id, id);
   return changed;
 }
 
@@ -59,8 +64,9 @@ export function flagsEvent(app: App, user: UserRow, ids: number[], flag: string,
         d.type = 'stream';
         d.stream_id = m.stream_id;
         d.topic = m.topic;
-        // As Zulip's raw unread data: whether the channel itself is not muted for the user.
-        d.unmuted_stream_msg = findSubscription(app.db, user.id, m.stream_id)?.is_muted !== 1;
+        // As Zulip's get_raw_unread_data (is_row_muted): neither a muted topic nor in a muted channel
+        // (unless the topic is unmuted or followed).
+        d.unmuted_stream_msg = !messageMutedFor(app.db, user.id, m.id);
       } else {
         d.type = 'private';
         const others = (stmt(app.db, 'SELECT user_id FROM direct_group_member WHERE group_id = ? AND user_id <> ? ORDER BY user_id').all(m.direct_group_id, user.id) as {
@@ -96,15 +102,10 @@ export function skipUnsubscribedForUnread(app: App, user: UserRow, ids: number[]
 }
 
 /** POST /messages/flags: the changed ids, and for read/remove the channels skipped (see above). */
-export function doUpdateFlags(
-  app: App,
-  user: UserRow,
-  ids: number[],
-  flag: string,
-  op: 'add' | 'remove',
-): { changed: number[]; ignoredChannels?: number[] } {
+export function doUpdateFlags(app: App, user: UserRow, ids: number[], flag: string, operation: string): { changed: number[]; ignoredChannels?: number[] } {
   return app.batch.write(() => {
     editableFlag(flag);
+    const op = flagOperation(operation);
     const markUnread = flag === 'read' && op === 'remove';
     const { keep, ignoredChannels } = markUnread ? skipUnsubscribedForUnread(app, user, ids) : { keep: ids, ignoredChannels: [] };
     const changed = applyFlag(app, user, keep, flag, op);

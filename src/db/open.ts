@@ -31,8 +31,5 @@ export function openDatabase(file: string, opts: { synchronous?: SyncLevel } = {
     db.pragma('journal_size_limit = 67108864');
   }
   migrate(db);
-  // The full-text index's vocabulary, per connection (temp schema, nothing stored): search expands the
-  // prefix of its last word into the indexed terms it covers (src/lib/narrow.ts, expandPrefix).
-  db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.message_fts_terms USING fts5vocab(main, message_fts, 'instance')");
   return db;
 }

@@ -4,6 +4,7 @@
 // and `is` (dm/private, starred, unread, mentioned/alerted, resolved). Negation is not supported.
 import * as v from 'valibot';
 import { errors } from '../http/errors';
+import { RESOLVED_TOPIC_PREFIX } from '../lib/messages';
 
 export interface NarrowTerm {
   operator: string;
@@ -30,7 +31,6 @@ export const narrowSchema = v.array(
 const CHANNEL_OPERATORS = ['channel', 'stream'];
 const SUPPORTED = [...CHANNEL_OPERATORS, 'topic', 'exact-topic', 'sender', 'is'];
 const UNSUPPORTED_IS = ['followed'];
-const RESOLVED_TOPIC_PREFIX = '✔ ';
 
 /** Checks a parsed narrow the way Zulip's check_narrow_for_events does; returns plain terms. */
 export function checkNarrowForEvents(narrow: readonly { operator: string; operand: string | number; negated?: boolean }[]): NarrowTerm[] {

@@ -5,6 +5,7 @@ import { errors } from '../http/errors';
 import { flagNames, formatMessages, loadMessages, type MessageRow } from './messages';
 import { escapeHtml } from './html';
 import { fromClause, idColumn, narrowToSql, FLAG, type NarrowSql, type NarrowTerm } from './narrow';
+import { stem, TOKEN } from './search';
 import type { UserRow } from './users';
 
 export type Anchor = number | 'newest' | 'oldest' | 'first_unread';
@@ -25,20 +26,24 @@ function whereOf(n: NarrowSql): string {
 }
 
 /**
- * The query for the oldest unread message in the narrow; binds the user id, the narrow's params.
- * A search walks the full-text matches oldest first and stops at the first unread one (min() would
- * read every match first); otherwise the user's unread rows are walked oldest first, along the
- * partial index the condition is written as (schema.sql, usermessage_unread).
+ * The query for the oldest unread message in the narrow that is not muted (as Zulip's
+ * find_first_unread_anchor); binds the user id, the narrow's params and its unmuted params
+ * (firstUnreadParams). A search walks the full-text matches oldest first and stops at the first
+ * unread one (min() would read every match first); otherwise the user's unread rows are walked oldest
+ * first, along the partial index the condition is written as (schema.sql, usermessage_unread).
  */
 export function firstUnreadSql(n: NarrowSql): string {
   const userBase: NarrowSql =
     n.order === 'message_fts.rowid' ? { ...n, base: 'user' } : { ...n, base: 'user', order: 'um.message_id', userIndex: 'usermessage_unread' };
-  return `SELECT m.id AS id FROM ${fromClause(userBase)} WHERE ${whereOf(n)} AND (um.flags & ${FLAG.read}) = 0 ORDER BY ${idColumn(userBase)} ASC LIMIT 1`;
+  return `SELECT m.id AS id FROM ${fromClause(userBase)} WHERE ${whereOf(n)} AND (um.flags & ${FLAG.read}) = 0 AND ${n.unmuted.cond} ORDER BY ${idColumn(userBase)} ASC LIMIT 1`;
 }
+
+/** What firstUnreadSql binds. */
+export const firstUnreadParams = (n: NarrowSql, userId: number): unknown[] => [userId, ...n.params, ...n.unmuted.params];
 
 /** The oldest unread message in the narrow, or null. */
 function firstUnread(app: App, user: UserRow, n: NarrowSql): number | null {
-  const row = stmt(app.db, firstUnreadSql(n)).get(user.id, ...n.params) as { id: number | null } | undefined;
+  const row = stmt(app.db, firstUnreadSql(n)).get(...firstUnreadParams(n, user.id)) as { id: number | null } | undefined;
   return row?.id ?? null;
 }
 
@@ -102,17 +107,32 @@ export function messageWindow(
   };
 }
 
-/** Wraps each occurrence of the search words in text (not inside tags) with Zulip's highlight span. */
-export function highlight(html: string, words: string[]): string {
-  if (words.length === 0) return html;
-  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).sort((a, b) => b.length - a.length);
-  const re = new RegExp(`(?<![\\p{L}\\p{N}_])(${escaped.join('|')})[\\p{L}\\p{N}_]*`, 'giu');
-  return html
-    .split(/(<[^>]*>)/)
-    .map((part) => (part.startsWith('<') ? part : part.replace(re, (m) => `<span class="highlight">${m}</span>`)))
-    .join('');
+/**
+ * Wraps Zulip's highlight span around each word of the HTML's text whose stem is one of `stems` (as
+ * ts_headline marks the words a search matched: "running" for "runs", never a stop word). Tags and
+ * character references (&lt;, &#39;) are never looked into.
+ */
+export function highlight(html: string, stems: string[]): string {
+  if (stems.length === 0) return html;
+  let matches = matchCache.get(stems);
+  if (!matches) matchCache.set(stems, (matches = { wanted: new Set(stems), seen: new Map() }));
+  const { wanted, seen } = matches;
+  const isMatch = (w: string) => {
+    let hit = seen.get(w);
+    if (hit === undefined) seen.set(w, (hit = wanted.has(stem(w))));
+    return hit;
+  };
+  return html.replace(MARKUP_OR_TOKEN, (w, markup: string | undefined) => (markup === undefined && isMatch(w) ? `<span class="highlight">${w}</span>` : w));
 }
 
+/** A tag or a character reference (left as it is), else a word of text (TOKEN). */
+const MARKUP_OR_TOKEN = new RegExp(`(<[^>]*>|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);)|${TOKEN.source}`, 'gu');
+
+/**
+ * Whether each word seen so far matched, per list of stems: a window highlights all its messages with
+ * one list (NarrowSql.searchTerms), so each distinct word is stemmed once (a few µs each).
+ */
+const matchCache = new WeakMap<string[], { wanted: Set<string>; seen: Map<string, boolean> }>();
 
 export interface FetchOptions {
   anchor?: Anchor;

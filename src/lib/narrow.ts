@@ -10,6 +10,7 @@ import { getRealmById } from './realm';
 import { canAccessStreamHistory, findStreamById, findStreamByName, type StreamRow } from './streams';
 import { findUserByEmail, findUserById, isGuest, type UserRow } from './users';
 import { materializeUserMessages, userMessageFlags } from './user-messages';
+import { ftsQuery, parseSearch, stem } from './search';
 
 export interface NarrowTerm {
   operator: string;
@@ -33,11 +34,12 @@ export const FLAG = {
 export const MENTION_FLAGS = FLAG.mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned | FLAG.group_mentioned;
 
 /**
- * Zulip's muting (is:muted, and what in:home leaves out): a muted topic, or a topic of a muted channel
- * that the user has not unmuted or followed. Direct messages are never muted. Binds the user id 3 times.
+ * Zulip's muting (is:muted, and what in:home leaves out): a muted topic, or a topic of a channel the
+ * user is subscribed to and has muted, unless they unmuted or followed the topic. Direct messages are
+ * never muted. Binds the user id 3 times.
  */
 const MUTED_CONDITION = `coalesce(
-  (m.stream_id IN (SELECT stream_id FROM subscription WHERE user_id = ? AND is_muted = 1)
+  (m.stream_id IN (SELECT stream_id FROM subscription WHERE user_id = ? AND active = 1 AND is_muted = 1)
     AND NOT EXISTS (SELECT 1 FROM user_topic ut WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy IN (2, 3)))
   OR EXISTS (SELECT 1 FROM user_topic ut WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy = 1), 0)`;
 
@@ -53,25 +55,35 @@ const ALIASES: Record<string, string> = {
   group_pm_with: 'group-pm-with',
 };
 
-const KNOWN = new Set([
-  'channel',
-  'channels',
-  'topic',
-  'sender',
-  'dm',
-  'dm-including',
-  'group-pm-with',
-  'is',
-  'has',
-  'in',
-  'search',
-  'near',
-  'id',
-  'with',
-  'mentions',
-]);
+// Zulip's NarrowParameter.validate_terms, by the operator as sent (so pm_with, unlike pm-with, takes
+// only a string): operands that may be an id, or a list of ids; every other operand is a string.
+const ID_OPERANDS = new Set(['channel', 'stream', 'id', 'sender', 'group-pm-with', 'dm-including', 'with', 'mentions']);
+const ID_LIST_OPERANDS = new Set(['dm', 'pm-with']);
 
-/** Validates a decoded narrow (list of objects or pairs) into terms with canonical operator names. */
+const isInt = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x);
+
+/** Zulip's operand validators (check_string_or_int and the like): their plain texts, BAD_REQUEST. */
+function checkOperand(operator: string, operand: unknown): void {
+  const name = { var_name: 'operand' };
+  if (ID_OPERANDS.has(operator)) {
+    if (typeof operand !== 'string' && !isInt(operand)) throw errors.badRequest('{var_name} is not a string or integer', name);
+  } else if (ID_LIST_OPERANDS.has(operator)) {
+    if (typeof operand === 'string') return;
+    if (!Array.isArray(operand)) throw errors.badRequest('{var_name} is not a string or an integer list', name);
+    operand.forEach((x, i) => {
+      if (!isInt(x)) throw errors.badRequest('{var_name} is not an integer', { var_name: `operand[${i}]` });
+    });
+  } else {
+    if (typeof operand !== 'string') throw errors.badRequest('{var_name} is not a string', name);
+    if (operator === 'search' && operand.trim() === '') throw errors.badRequest('{item} cannot be blank.', { item: 'operand' });
+  }
+}
+
+/**
+ * Validates a decoded narrow (list of objects or pairs) into terms with canonical operator names.
+ * Unknown operators pass: as in Zulip, they are BAD_NARROW when the narrow is built (narrowToSql),
+ * after every element's shape and operand type were checked here.
+ */
 export function parseNarrow(raw: unknown, varName = 'narrow'): NarrowTerm[] {
   if (raw === null || raw === undefined) return [];
   if (!Array.isArray(raw)) throw errors.badRequest('{var_name} is not a list', { var_name: varName });
@@ -85,8 +97,9 @@ export function parseNarrow(raw: unknown, varName = 'narrow'): NarrowTerm[] {
       [operator, operand] = el;
     } else if (el !== null && typeof el === 'object') {
       const o = el as Record<string, unknown>;
-      if (!('operator' in o)) throw bad('operator is missing');
-      if (!('operand' in o)) throw bad('operand is missing');
+      // As Zulip's NarrowParameter.convert_term: the operand is looked for first, and null is missing.
+      if (o.operand === undefined || o.operand === null) throw bad('operand is missing');
+      if (o.operator === undefined || o.operator === null) throw bad('operator is missing');
       operator = o.operator;
       operand = o.operand;
       if (typeof operator !== 'string') throw bad('operator is not a string');
@@ -97,17 +110,8 @@ export function parseNarrow(raw: unknown, varName = 'narrow'): NarrowTerm[] {
     } else {
       throw bad('dict or list required');
     }
-    const op = ALIASES[operator as string] ?? (operator as string);
-    if (!KNOWN.has(op)) throw badNarrow(`unknown operator ${operator as string}`);
-    const idOk = ['channel', 'id', 'sender', 'group-pm-with', 'dm-including', 'with', 'mentions', 'near'].includes(op);
-    const listOk = op === 'dm';
-    const okType =
-      typeof operand === 'string' ||
-      (idOk && typeof operand === 'number' && Number.isInteger(operand)) ||
-      (listOk && Array.isArray(operand) && operand.every((x) => typeof x === 'number' || typeof x === 'string'));
-    if (!okType) throw bad('operand is not a string');
-    if (op === 'search' && (operand as string).trim() === '') throw badNarrow('search operand cannot be empty');
-    return { operator: op, operand, negated };
+    checkOperand(operator as string, operand);
+    return { operator: ALIASES[operator as string] ?? (operator as string), operand, negated };
   });
 }
 
@@ -116,8 +120,13 @@ export interface NarrowSql {
   base: 'user' | 'channel';
   where: string[];
   params: unknown[];
-  /** Search words, for highlighting. */
+  /** Stems of the search words (see stem), for highlighting. */
   searchTerms: string[];
+  /**
+   * What the first unread anchor leaves out, as Zulip's exclude_muting_conditions: muted messages, or
+   * when the narrow names a channel only that channel's muted topics. Its params follow the narrow's.
+   */
+  unmuted: { cond: string; params: unknown[] };
   /** Whether the narrow has a positive search: the FROM clause starts at message_fts (a MATCH term). */
   fts: boolean;
   /**
@@ -162,19 +171,22 @@ const FEW_ROWS: ReadonlySet<string> = new Set(['usermessage_starred', 'usermessa
 /** Operators whose positive term an index on message answers in id order. */
 const MESSAGE_INDEXED = new Set(['channel', 'sender', 'dm', 'id']);
 
+/** A user named by id or (for a string) by email, as Zulip's narrow operators take them. */
 function resolveUser(db: Db, user: UserRow, operand: unknown): UserRow {
-  let u: UserRow | null = null;
-  if (typeof operand === 'number') u = findUserById(db, user.realm_id, operand);
-  else if (typeof operand === 'string' && /^[0-9]+$/.test(operand)) u = findUserById(db, user.realm_id, Number(operand));
-  else if (typeof operand === 'string') u = findUserByEmail(db, user.realm_id, operand.trim());
+  // zulip-compat: a string is always an email, even when it is all digits.
+  const u = typeof operand === 'number' ? findUserById(db, user.realm_id, operand) : findUserByEmail(db, user.realm_id, String(operand).trim());
   if (!u) throw badNarrow(`unknown user ${String(operand)}`);
   return u;
 }
 
+/** The channel named by id or (for a string) by name, or null. */
+function lookupStream(db: Db, user: UserRow, operand: unknown): StreamRow | null {
+  // zulip-compat: a string is always a name (get_stream_by_narrow_operand_access_unchecked).
+  return typeof operand === 'number' ? findStreamById(db, user.realm_id, operand) : findStreamByName(db, user.realm_id, String(operand));
+}
+
 function resolveStream(db: Db, user: UserRow, operand: unknown): StreamRow {
-  let s: StreamRow | null = null;
-  if (typeof operand === 'number') s = findStreamById(db, user.realm_id, operand);
-  else if (typeof operand === 'string') s = findStreamByName(db, user.realm_id, operand) ?? (/^[0-9]+$/.test(operand) ? findStreamById(db, user.realm_id, Number(operand)) : null);
+  const s = lookupStream(db, user, operand);
   if (!s) throw badNarrow(`unknown channel ${String(operand)}`);
   return s;
 }
@@ -191,75 +203,15 @@ export function topicKey(topic: string): string {
   return topic.toLowerCase();
 }
 
-/** Words of a search operand, for FTS5 (each quoted, prefix-matched) and for highlighting. */
-export function searchWords(operand: string): string[] {
-  return operand
-    .split(/[^\p{L}\p{N}_]+/u)
-    .map((w) => w.trim())
-    .filter((w) => w.length > 0);
-}
-
-/** Longest list of indexed terms a last-word prefix is expanded into (see ftsQuery). */
-const MAX_PREFIX_TERMS = 32;
-
-/** Connections that have the temp.message_fts_terms vocabulary (src/db/open.ts creates it). */
-const hasVocabulary = new WeakMap<Db, boolean>();
+/** Zulip's ILIKE '%phrase%' on the content or the topic (SQLite's LIKE folds ASCII case only); binds the pattern twice. */
+const PHRASE_CONDITION = "(m.content LIKE ? ESCAPE '\\' OR m.topic LIKE ? ESCAPE '\\')";
+const likePattern = (phrase: string) => `%${phrase.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
- * The indexed terms that begin with `word`, in order: null when there are more than
- * MAX_PREFIX_TERMS, or when the word is not plain ASCII letters and digits (whose indexed form is
- * just its lower case; other words keep FTS5's own prefix query, whose tokenizer folds case and
- * diacritics).
+ * A condition no message meets. Not the constant 0, which SQLite folds into the plan, and then finds
+ * none for a query that names a partial index (INDEXED BY); `+` keeps the message key out of it.
  */
-function prefixTerms(db: Db, word: string): string[] | null {
-  if (!/^[A-Za-z0-9]+$/.test(word)) return null;
-  let ok = hasVocabulary.get(db);
-  if (ok === undefined) {
-    ok = stmt(db, "SELECT 1 FROM sqlite_temp_master WHERE name = 'message_fts_terms'").get() !== undefined;
-    hasVocabulary.set(db, ok);
-  }
-  if (!ok) return null;
-  const prefix = word.toLowerCase();
-  // Terms compare as UTF-8 bytes: every term that starts with an ASCII prefix sorts before the prefix
-  // with its last character incremented. The vocabulary is the "instance" kind, whose first row for a
-  // term comes without reading the term's whole document list, and it is skip-scanned: the next term
-  // after t is the first one >= t + "\x01" (index terms hold no control characters). Each lookup is
-  // one seek in the index, ~0.1 ms.
-  const upper = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
-  const next = stmt(db, 'SELECT term FROM temp.message_fts_terms WHERE term >= ? AND term < ? LIMIT 1');
-  const out: string[] = [];
-  let from = prefix;
-  for (;;) {
-    const row = next.get(from, upper) as { term: string } | undefined;
-    if (!row) return out;
-    if (out.length === MAX_PREFIX_TERMS) return null;
-    out.push(row.term);
-    from = row.term + '\x01';
-  }
-}
-
-const quoted = (w: string) => `"${w.replace(/"/g, '""')}"`;
-
-/**
- * An FTS5 query: every word must occur. Only the last word matches as a prefix (the one a user may
- * still be typing); the others match whole words, which FTS5 answers much faster than prefixes.
- *
- * The prefix is written as an OR of the indexed terms it covers when there are few: FTS5 answers a
- * prefix query ("hotel"*) by first merging the document lists of every matching term in memory,
- * i.e. every message with the word, however few rows the query wants (~25 ms for half a million
- * messages here), while an OR of terms is read lazily in rowid order, so `ORDER BY rowid DESC LIMIT
- * 100` stops after the newest matches. Both forms match exactly the same messages.
- */
-function ftsQuery(db: Db, words: string[]): string {
-  const last = words[words.length - 1];
-  const terms = prefixTerms(db, last);
-  let lastPart: string;
-  if (terms === null) lastPart = `${quoted(last)}*`;
-  else if (terms.length === 0) lastPart = quoted(last.toLowerCase()); // no message has it
-  else if (terms.length === 1) lastPart = quoted(terms[0]);
-  else lastPart = `(${terms.map(quoted).join(' OR ')})`;
-  return [...words.slice(0, -1).map(quoted), lastPart].join(' AND ');
-}
+const NOTHING = '+m.id < 0';
 
 /** Translates terms to SQL conditions for `user`. Throws BAD_NARROW for contradictions and unknowns. */
 export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowSql {
@@ -298,32 +250,41 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
   }
 
   const positive = terms.filter((t) => !t.negated);
-  if (positive.some((t) => t.operator === 'channel' || t.operator === 'channels') && positive.some((t) => t.operator === 'dm' || (t.operator === 'is' && (t.operand === 'dm' || t.operand === 'private')))) {
-    throw badNarrow('No message can be both a channel message and direct message');
-  }
 
-  // Shared history: one named channel whose history the user can read, and no flag-based 'is:' term.
-  const flagIs = positive.some((t) => t.operator === 'is' && t.operand !== 'resolved' && t.operand !== 'followed');
+  // Shared history, as Zulip's ok_to_include_history: one named channel whose history the user can
+  // read, and no 'is:' term other than is:resolved (negated or not: the flags are the user's rows').
+  // An unknown channel is refused below, in the order of the terms.
+  const flagIs = terms.some((t) => t.operator === 'is' && t.operand !== 'resolved');
   let base: 'user' | 'channel' = 'user';
   const channelTerm = positive.find((t) => t.operator === 'channel');
   if (channelTerm && !flagIs) {
-    const s = resolveStream(db, user, channelTerm.operand);
-    if (canAccessStreamHistory(db, user, s)) base = 'channel';
+    const s = lookupStream(db, user, channelTerm.operand);
+    if (s && canAccessStreamHistory(db, user, s)) base = 'channel';
   }
   const channelsTerm = positive.find((t) => t.operator === 'channels');
   if (!channelTerm && channelsTerm && !flagIs && channelsTerm.operand === 'public' && !isGuest(user)) base = 'channel';
+
+  // Zulip's check_not_both_channel_and_dm_narrow: a positive channel, channels or topic term (or a
+  // negated is:dm) with a positive is:dm, dm, dm-including or group-pm-with term.
+  const sides = { channel: false, dm: false };
+  const side = (which: 'channel' | 'dm') => {
+    sides[which] = true;
+    if (sides.channel && sides.dm) throw badNarrow('No message can be both a channel message and direct message');
+  };
 
   for (const t of terms) {
     let cond: string;
     const p: unknown[] = [];
     switch (t.operator) {
       case 'channel': {
+        if (!t.negated) side('channel');
         const s = resolveStream(db, user, t.operand);
         cond = 'm.stream_id = ?';
         p.push(s.id);
         break;
       }
       case 'channels': {
+        if (!t.negated) side('channel');
         // `+`: not through message_stream, whose one range per channel would need a sort to merge;
         // the messages are read newest first and checked.
         if (t.operand === 'public') cond = '+m.stream_id IN (SELECT id FROM stream WHERE realm_id = ? AND invite_only = 0)';
@@ -333,6 +294,7 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
         break;
       }
       case 'topic': {
+        if (!t.negated) side('channel');
         const topic = String(t.operand);
         const key = topic === emptyTopicName ? '' : topicKey(topic);
         cond = 'm.stream_id IS NOT NULL AND m.topic_key = ?';
@@ -344,15 +306,20 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
         p.push(resolveUser(db, user, t.operand).id);
         break;
       case 'dm': {
+        if (!t.negated) side('dm');
+        // zulip-compat: a string is a comma-separated list of emails, split as it is (an empty entry is
+        // an unknown user); an empty list matches nothing.
         const raw = t.operand;
-        const items: unknown[] = Array.isArray(raw) ? raw : String(raw).split(',').map((s) => s.trim()).filter((s) => s !== '');
-        const ids = items.map((x) => resolveUser(db, user, x).id);
+        const items: unknown[] = Array.isArray(raw) ? raw : String(raw).split(',');
+        const users = items.map((x) => (typeof x === 'number' ? findUserById(db, user.realm_id, x) : findUserByEmail(db, user.realm_id, String(x).trim())));
+        if (users.some((u) => u === null)) throw badNarrow(`unknown user in ${Array.isArray(raw) ? `[${raw.join(', ')}]` : String(raw)}`);
         cond = 'm.direct_group_id = ?';
-        p.push(directGroupId(db, user.realm_id, [...ids, user.id]));
+        p.push(users.length === 0 ? 0 : directGroupId(db, user.realm_id, [...users.map((u) => (u as UserRow).id), user.id]));
         break;
       }
       case 'dm-including':
       case 'group-pm-with': {
+        if (!t.negated) side('dm');
         const other = resolveUser(db, user, t.operand);
         cond =
           t.operator === 'dm-including'
@@ -368,14 +335,15 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
         break;
       }
       case 'is': {
-        // A positive flag term puts the query on the user's rows (base 'user', an inner join), where it
-        // is written exactly as the partial index it can use (schema.sql); a negated one may meet the
-        // missing row of a LEFT JOIN (a message the user did not receive).
-        const flagSet = (bits: number) => (t.negated ? `(coalesce(um.flags, 0) & ${bits}) <> 0` : `(um.flags & ${bits}) <> 0`);
+        // A flag term puts the query on the user's rows (base 'user', an inner join: flagIs above), where
+        // a positive one is written exactly as the partial index it can use (schema.sql).
+        const flagSet = (bits: number) => `(um.flags & ${bits}) <> 0`;
         const indexed = (index: string) => !t.negated && userIndexes.add(index);
         switch (t.operand) {
           case 'dm':
           case 'private':
+            // zulip-compat: not is:dm counts as a channel term.
+            side(t.negated ? 'channel' : 'dm');
             // Every row of a direct message has is_private.
             cond = t.negated ? 'm.direct_group_id IS NOT NULL' : `(um.flags & ${FLAG.is_private}) <> 0`;
             indexed('usermessage_private');
@@ -385,7 +353,7 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
             indexed('usermessage_starred');
             break;
           case 'unread':
-            cond = t.negated ? `um.flags IS NOT NULL AND (um.flags & ${FLAG.read}) = 0` : `(um.flags & ${FLAG.read}) = 0`;
+            cond = `(um.flags & ${FLAG.read}) = 0`;
             indexed('usermessage_unread');
             break;
           case 'mentioned':
@@ -437,29 +405,34 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
         else throw badNarrow(`unknown 'in' operand ${String(t.operand)}`);
         break;
       case 'search': {
-        const words = searchWords(String(t.operand));
+        const { words, phrases } = parseSearch(String(t.operand));
+        // As PostgreSQL's, a query of stop words alone matches nothing.
         if (words.length === 0) {
-          cond = '0';
+          cond = NOTHING;
           break;
         }
+        const phraseConds = phrases.map(() => PHRASE_CONDITION);
+        const phraseParams = phrases.flatMap((ph) => [likePattern(ph), likePattern(ph)]);
         if (!t.negated) {
-          // Positive searches are combined into one MATCH on the joined index (see fromClause).
-          searchTerms.push(...words);
+          // Positive searches are combined into one MATCH on the joined index (see fromClause); the
+          // phrases only filter what it returns.
+          searchTerms.push(...words.map(stem));
           ftsWords.push(...words);
+          where.push(...phraseConds);
+          params.push(...phraseParams);
           continue;
         }
-        cond = 'm.id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)';
-        p.push(ftsQuery(db, words));
+        cond = ['m.id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)', ...phraseConds].join(' AND ');
+        p.push(ftsQuery(words), ...phraseParams);
         break;
       }
       case 'near':
         cond = '1'; // clients pass the message as the anchor; no filtering
         break;
       case 'id': {
-        const id = Number(t.operand);
-        if (!Number.isInteger(id)) throw badNarrow(`invalid message ID ${String(t.operand)}`);
+        if (!/^[0-9]+$/.test(String(t.operand))) throw badNarrow('Invalid message ID');
         cond = 'm.id = ?';
-        p.push(id);
+        p.push(Number(t.operand));
         break;
       }
       case 'mentions': {
@@ -471,12 +444,14 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
       default:
         throw badNarrow(`unknown operator ${t.operator}`);
     }
-    where.push(t.negated ? `NOT (${cond})` : `(${cond})`);
+    // A negated condition that is NULL (m.stream_id = ? for a direct message) holds, as Zulip's
+    // recipient_id <> ? does.
+    where.push(t.negated ? `NOT coalesce(${cond}, 0)` : `(${cond})`);
     params.push(...p);
   }
   if (ftsWords.length) {
     where.push('message_fts MATCH ?');
-    params.push(ftsQuery(db, ftsWords));
+    params.push(ftsQuery(ftsWords));
   }
   where.push('m.realm_id = ?');
   params.push(user.realm_id);
@@ -494,7 +469,21 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
   else if (fts) order = 'message_fts.rowid';
   else if (base === 'user' && !positive.some((t) => MESSAGE_INDEXED.has(t.operator))) order = 'um.message_id';
   else order = 'm.id';
-  return { base, where, params, searchTerms, fts, order, userIndex };
+  // zulip-compat: the first channel term names the channel, negated or not (get_channel_from_narrow_access_unchecked).
+  const mutingChannel = terms.find((t) => t.operator === 'channel');
+  const unmuted = mutingChannel
+    ? {
+        cond: 'NOT (m.stream_id = ? AND EXISTS (SELECT 1 FROM user_topic ut WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy = 1))',
+        params: [resolveStream(db, user, mutingChannel.operand).id, user.id],
+      }
+    : { cond: `NOT ${MUTED_CONDITION}`, params: [user.id, user.id, user.id] };
+  return { base, where, params, searchTerms, fts, order, userIndex, unmuted };
+}
+
+/** Whether the message is muted for the user (MUTED_CONDITION; never for a direct message). */
+export function messageMutedFor(db: Db, userId: number, messageId: number): boolean {
+  const row = stmt(db, `SELECT ${MUTED_CONDITION} AS muted FROM message m WHERE m.id = ?`).get(userId, userId, userId, messageId) as { muted: number } | undefined;
+  return row?.muted === 1;
 }
 
 /** Whether `user` can read message `id`: their own row (written or implied), or a channel whose history they can read. */

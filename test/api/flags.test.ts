@@ -1,9 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server';
-import { createChannel, err, sendToChannel, SUCCESS } from '../helpers/chat';
+import { createChannel, err, ids, sendToChannel, SUCCESS } from '../helpers/chat';
 import { queuedEvents, registerQueue } from '../helpers/events';
 import { doSendMessage } from '../../src/actions/messages';
+import { doUpdateFlags } from '../../src/actions/flags';
+import { doUpdateFlagsForNarrow } from '../../src/actions/flags-narrow';
 import { findUserById, type UserRow } from '../../src/lib/users';
 
 let t: TestServer;
@@ -123,13 +125,37 @@ describe('POST /messages/flags/narrow', () => {
       [{ ...base, anchor: 'middle' }, err('Invalid anchor')],
       [{ ...base, anchor: String(m[2]), num_before: 1, num_after: 1, include_anchor: false }, err('The anchor can only be excluded at an end of the range')],
       [{ num_before: 1, num_after: 0, op: 'add', flag: 'read' }, err("Missing 'anchor' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'anchor' })],
-      [{ ...base, narrow: [op('nope', 1)] }, err('Invalid narrow operator: unknown operator nope', 'BAD_NARROW')],
+      [{ ...base, narrow: [op('nope', 'x')] }, err('Invalid narrow operator: unknown operator nope', 'BAD_NARROW')],
+      [{ ...base, narrow: [op('nope', 1)] }, err('operand is not a string')],
+      // As Zulip's update_message_flags_for_narrow: the anchor, the range and the narrow before the flag.
+      [{ ...base, anchor: 'middle', flag: 'shiny' }, err('Invalid anchor')],
+      [{ ...base, anchor: String(m[2]), num_before: 1, num_after: 1, include_anchor: false, flag: 'shiny' }, err('The anchor can only be excluded at an end of the range')],
+      [{ ...base, narrow: [op('nope', 'x')], flag: 'shiny' }, err('Invalid narrow operator: unknown operator nope', 'BAD_NARROW')],
     ];
     for (const [params, body] of cases) {
       const res = await flagsNarrow(params);
       assert.equal(res.status, 400, JSON.stringify(params));
       assert.deepEqual(res.body, body, JSON.stringify(params));
     }
+  });
+
+  it('checks the flag before the operation (the action; the route checks the operation itself first)', () => {
+    const othello = findUserById(t.app.db, t.app.realmId(), t.users.othello.id) as UserRow;
+    const req = { anchor: 'newest' as const, includeAnchor: true, numBefore: 1, numAfter: 0, narrow: [], op: 'flip', flag: 'shiny' };
+    assert.throws(() => doUpdateFlagsForNarrow(t.app, othello, req), { message: "Invalid flag: 'shiny'" });
+    assert.throws(() => doUpdateFlagsForNarrow(t.app, othello, { ...req, flag: 'read' }), { message: "Invalid message flag operation: 'flip'" });
+    assert.throws(() => doUpdateFlags(t.app, othello, [m[0]], 'shiny', 'flip'), { message: "Invalid flag: 'shiny'" });
+    assert.throws(() => doUpdateFlags(t.app, othello, [m[0]], 'read', 'flip'), { message: "Invalid message flag operation: 'flip'" });
+  });
+
+  it('sends update_message_flags even when nothing changed', async () => {
+    const params = { anchor: String(m[1]), num_before: 0, num_after: 0, narrow: [op('channel', chan)], op: 'add', flag: 'read' };
+    assert.equal((await flagsNarrow(params)).status, 200);
+    const queue = await registerQueue(t, t.users.othello, ['update_message_flags']);
+    assert.equal((await flagsNarrow(params)).body.updated_count, 0);
+    assert.equal((await flagsNarrow({ ...params, narrow: [op('search', 'nothingmatchesthis')] })).body.processed_count, 0);
+    const event = { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: [], all: false };
+    assert.deepEqual(await queuedEvents(t, t.users.othello, queue), [event, event]);
   });
 
   it('clamps the range to 5000 messages', async () => {
@@ -166,6 +192,61 @@ describe('POST /messages/flags/narrow', () => {
       found_oldest: false,
       found_newest: true,
     });
+  });
+});
+
+describe('POST /messages/flags', () => {
+  // As Zulip's do_update_message_flags: a message without a row counts as read and historical.
+  let vault: number;
+  let plaza: number;
+  const v: number[] = [];
+  const p: number[] = [];
+  before(async () => {
+    const u = t.users;
+    vault = await createChannel(t, u.hamlet, 'vault', [u.hamlet], { invite_only: true });
+    plaza = await createChannel(t, u.hamlet, 'plaza', [u.hamlet]);
+    v.push(await sendToChannel(t, u.hamlet, vault, 'gold', 'secret bullion'));
+    p.push(await sendToChannel(t, u.hamlet, plaza, 'square', 'public fountain'), await sendToChannel(t, u.hamlet, plaza, 'square', 'public statue'));
+  });
+  const flags = (params: Record<string, unknown>) => t.api(t.users.othello, 'POST', '/messages/flags', params);
+  const feed = async (narrow: unknown[] = []) => {
+    const res = await t.api(t.users.othello, 'GET', '/messages', { anchor: 'newest', num_before: 1000, num_after: 0, narrow });
+    assert.equal(res.status, 200, res.text);
+    return ids(res.body);
+  };
+
+  it('marking read a message without a row changes nothing, readable or not, and writes no row', async () => {
+    const queue = await registerQueue(t, t.users.othello, ['update_message_flags']);
+    for (const id of [v[0], p[0], 999999]) {
+      const res = await flags({ messages: [id], op: 'add', flag: 'read' });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body, { ...SUCCESS, messages: [id] });
+    }
+    assert.deepEqual(
+      (await queuedEvents(t, t.users.othello, queue)).map((e) => e.messages),
+      [[], [], []],
+    );
+    // No row: the messages stay out of othello's own feed and searches; the channel's history shows the public one.
+    const all = await feed();
+    assert.equal(all.includes(v[0]) || all.includes(p[0]), false);
+    assert.deepEqual(await feed([op('search', 'public')]), []);
+    assert.deepEqual(await feed([op('search', 'bullion')]), []);
+    assert.deepEqual(await feed([op('channel', plaza)]), p);
+    assert.deepEqual((await t.api(t.users.othello, 'GET', `/messages/${v[0]}`)).body, err('Invalid message(s)'));
+  });
+
+  it('unstarring a message without a row succeeds; starring one checks access and writes a historical row', async () => {
+    for (const id of [v[0], p[1]]) {
+      const res = await flags({ messages: [id], op: 'remove', flag: 'starred' });
+      assert.deepEqual(res.body, { ...SUCCESS, messages: [id] });
+    }
+    assert.deepEqual((await flags({ messages: [p[1], v[0]], op: 'add', flag: 'starred' })).body, err('Invalid message(s)'));
+    assert.deepEqual(await feed([op('channel', plaza), op('is', 'starred')]), []);
+    const queue = await registerQueue(t, t.users.othello, ['update_message_flags']);
+    assert.deepEqual((await flags({ messages: [p[1], p[1]], op: 'add', flag: 'starred' })).body, { ...SUCCESS, messages: [p[1], p[1]] });
+    assert.deepEqual(await queuedEvents(t, t.users.othello, queue), [{ type: 'update_message_flags', op: 'add', operation: 'add', flag: 'starred', messages: [p[1]], all: false }]);
+    const starred = await t.api(t.users.othello, 'GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [op('channel', plaza), op('is', 'starred')] });
+    assert.deepEqual(starred.body.messages.map((x: { id: number; flags: string[] }) => [x.id, x.flags]), [[p[1], ['read', 'starred', 'historical']]]);
   });
 });
 
@@ -274,5 +355,28 @@ describe('update_message_flags remove read: message_details', () => {
     await mark('remove');
     events = (await queuedEvents(t, u.othello, queue)).filter((e) => e.op === 'remove');
     assert.deepEqual(events.at(-1).message_details, { [id]: { type: 'stream', stream_id: chan, topic: 'd', unmuted_stream_msg: false } });
+  });
+
+  it('accounts for topic muting, as Zulip\'s is_row_muted', async () => {
+    const u = t.users;
+    const chan = await createChannel(t, u.hamlet, 'topic-details', [u.hamlet, u.othello]);
+    const id = await sendToChannel(t, u.hamlet, chan, 'd', 'hello');
+    const queue = await registerQueue(t, u.othello, ['update_message_flags']);
+    const unmutedAfter = async (setup: () => Promise<unknown>) => {
+      await setup();
+      assert.equal((await t.api(u.othello, 'POST', '/messages/flags', { messages: [id], op: 'add', flag: 'read' })).status, 200);
+      assert.equal((await t.api(u.othello, 'POST', '/messages/flags', { messages: [id], op: 'remove', flag: 'read' })).status, 200);
+      const events = (await queuedEvents(t, u.othello, queue)).filter((e) => e.op === 'remove');
+      return events.at(-1).message_details[id].unmuted_stream_msg;
+    };
+    const policy = (visibility_policy: number) => () => t.api(u.othello, 'POST', '/user_topics', { stream_id: chan, topic: 'd', visibility_policy });
+    const muteChannel = (value: boolean) => () =>
+      t.api(u.othello, 'POST', '/users/me/subscriptions/properties', { subscription_data: [{ stream_id: chan, property: 'is_muted', value }] });
+    assert.equal(await unmutedAfter(policy(1)), false); // a muted topic in an unmuted channel
+    assert.equal(await unmutedAfter(muteChannel(true)), false);
+    assert.equal(await unmutedAfter(policy(2)), true); // unmuted in a muted channel
+    assert.equal(await unmutedAfter(policy(3)), true); // followed in a muted channel
+    assert.equal(await unmutedAfter(policy(0)), false);
+    assert.equal(await unmutedAfter(muteChannel(false)), true);
   });
 });

@@ -104,7 +104,7 @@ describe('narrow operators one by one', () => {
   });
 
   it('near does not filter; id picks one message', async () => {
-    assert.deepEqual(await narrowed([op('channel', 'verona'), op('near', m.image)]), [m.fox, m.link, m.image, m.mention]);
+    assert.deepEqual(await narrowed([op('channel', 'verona'), op('near', String(m.image))]), [m.fox, m.link, m.image, m.mention]);
     assert.deepEqual(await narrowed([op('id', m.image)]), [m.image]);
     assert.deepEqual(await narrowed([op('id', String(m.dm))]), [m.dm]);
   });
@@ -129,6 +129,11 @@ describe('combined and negated narrows', () => {
     assert.deepEqual(await narrowed([op('channel', 'verona'), op('topic', 'castle', true)]), [m.image, m.mention]);
     assert.deepEqual(await narrowed([op('is', 'dm', true), op('search', 'fox')]), [m.fox]);
     assert.deepEqual(await narrowed([op('has', 'link'), op('channel', 'denmark', true)]), [m.link, m.image]);
+    // A negated term about channels keeps the direct messages, and one about a conversation the channel messages.
+    assert.deepEqual(await narrowed([op('channels', 'public', true)]), [m.dm, m.group]);
+    assert.deepEqual(await narrowed([op('channel', 'verona', true), op('search', 'fox')]), [m.dm]);
+    assert.deepEqual(await narrowed([op('dm', [t.users.othello.id], true), op('search', 'fox')]), [m.fox]);
+    assert.deepEqual(await narrowed([op('dm-including', t.users.admin.id, true), op('sender', t.users.othello.id)]), [m.link, m.image, m.mention]);
   });
 
   it('takes the legacy pair form', async () => {
@@ -160,6 +165,148 @@ describe('combined and negated narrows', () => {
   });
 });
 
+describe('narrow validation as Zulip\'s NarrowParameter and NarrowBuilder', () => {
+  const get = (narrow: unknown) => t.api(t.users.hamlet, 'GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow });
+
+  it('answers operand type errors in plain words, element shapes first', async () => {
+    const u = t.users;
+    const cases: [unknown, unknown][] = [
+      [[{}], err('Invalid narrow[0]: Value error, operand is missing')],
+      [[{ operator: 'topic', operand: null }], err('Invalid narrow[0]: Value error, operand is missing')],
+      [[{ operator: null, operand: 'x' }], err('Invalid narrow[0]: Value error, operator is missing')],
+      [[op('topic', 5)], err('operand is not a string')],
+      [[op('near', m.fox)], err('operand is not a string')],
+      [[op('search', 5)], err('operand is not a string')],
+      [[op('search', ' \t')], err('operand cannot be blank.')],
+      [[['search', '']], err('operand cannot be blank.')],
+      [[op('channel', 1.5)], err('operand is not a string or integer')],
+      [[op('sender', [u.othello.id])], err('operand is not a string or integer')],
+      [[op('dm', 5)], err('operand is not a string or an integer list')],
+      [[op('dm', [u.othello.id, 1.5])], err('operand[1] is not an integer')],
+      [[op('dm', [u.othello.email])], err('operand[0] is not an integer')],
+      // zulip-compat: the underscore spelling takes only a string.
+      [[op('pm_with', [u.othello.id])], err('operand is not a string')],
+      // Every element's operand is checked before any operator is looked at.
+      [[op('colour', 'red'), op('topic', 5)], err('operand is not a string')],
+      [[op('colour', 5)], err('operand is not a string')],
+    ];
+    for (const [narrow, body] of cases) {
+      const res = await get(narrow);
+      assert.equal(res.status, 400, JSON.stringify(narrow));
+      assert.deepEqual(res.body, body, JSON.stringify(narrow));
+    }
+  });
+
+  it('refuses bad message ids and unknown users, channels and operators with BAD_NARROW, in the order of the terms', async () => {
+    const u = t.users;
+    const cases: [unknown, string][] = [
+      [[op('id', 'abc')], 'Invalid message ID'],
+      [[op('id', -5)], 'Invalid message ID'],
+      [[op('id', '1.5')], 'Invalid message ID'],
+      [[op('dm', [9999])], 'unknown user in [9999]'],
+      [[op('dm', [u.othello.id, 9999])], `unknown user in [${u.othello.id}, 9999]`],
+      [[op('dm', 'nobody@example.com')], 'unknown user in nobody@example.com'],
+      [[op('dm', `${u.othello.email},`)], `unknown user in ${u.othello.email},`],
+      [[op('dm', '')], 'unknown user in '],
+      [[op('sender', 9999)], 'unknown user 9999'],
+      // zulip-compat: a numeric string is an email or a channel name, never an id.
+      [[op('sender', String(u.othello.id))], `unknown user ${u.othello.id}`],
+      [[op('dm-including', String(u.othello.id))], `unknown user ${u.othello.id}`],
+      [[op('channel', String(verona))], `unknown channel ${verona}`],
+      [[op('sender', 9999), op('colour', 'red')], 'unknown user 9999'],
+      [[op('colour', 'red'), op('sender', 9999)], 'unknown operator colour'],
+      [[op('channel', 'nowhere'), op('sender', 9999)], 'unknown channel nowhere'],
+    ];
+    for (const [narrow, desc] of cases) {
+      const res = await get(narrow);
+      assert.equal(res.status, 400, JSON.stringify(narrow));
+      assert.deepEqual(res.body, err(`Invalid narrow operator: ${desc}`, 'BAD_NARROW'), JSON.stringify(narrow));
+    }
+  });
+
+  it('dm: [] matches nothing (not even direct messages to oneself); a channel named by digits is found by its name', async () => {
+    const self = await sendDirect(t, t.users.hamlet, [t.users.hamlet], 'note to self');
+    assert.deepEqual(await narrowed([op('dm', [t.users.hamlet.id])]), [self]);
+    assert.deepEqual(await narrowed([op('dm', [])]), []);
+    const digits = await createChannel(t, t.users.hamlet, '4242', [t.users.hamlet]);
+    const id = await sendToChannel(t, t.users.hamlet, digits, 'numbers', 'by name');
+    assert.deepEqual(await narrowed([op('channel', '4242')]), [id]);
+    assert.deepEqual(await narrowed([op('channel', digits)]), [id]);
+  });
+
+  it('refuses a channel side with a direct-message side (check_not_both_channel_and_dm_narrow)', async () => {
+    const u = t.users;
+    const both = err('Invalid narrow operator: No message can be both a channel message and direct message', 'BAD_NARROW');
+    const refused: unknown[][] = [
+      [op('topic', 'castle'), op('dm', [u.othello.id])],
+      [op('channel', 'verona'), op('dm-including', u.othello.id)],
+      [op('channels', 'public'), op('dm', [u.othello.id])],
+      [op('is', 'dm', true), op('dm', [u.othello.id])],
+      [op('group-pm-with', u.admin.id), op('topic', 'castle')],
+      [op('channel', 'verona'), op('is', 'private')],
+      // Before the unknown channel, which comes after.
+      [op('dm', [u.othello.id]), op('channel', 'nowhere')],
+    ];
+    for (const narrow of refused) {
+      const res = await get(narrow);
+      assert.equal(res.status, 400, JSON.stringify(narrow));
+      assert.deepEqual(res.body, both, JSON.stringify(narrow));
+    }
+    // Negated terms other than is:dm take no side.
+    assert.deepEqual(await narrowed([op('channel', 'verona', true), op('dm', [u.othello.id])]), [m.dm]);
+    assert.deepEqual(await narrowed([op('dm', [u.othello.id]), op('topic', 'castle', true)]), [m.dm]);
+    assert.deepEqual(await narrowed([op('is', 'dm', true), op('channel', 'verona'), op('topic', 'castle')]), [m.fox, m.link]);
+  });
+});
+
+describe('shared channel history', () => {
+  it('is:followed, like every is: term but is:resolved, reads only the messages the user received', async () => {
+    const u = t.users;
+    const chan = await createChannel(t, u.hamlet, 'followers', [u.hamlet]);
+    const before = await sendToChannel(t, u.hamlet, chan, 'plan', 'before othello joined');
+    const resolvedBefore = await sendToChannel(t, u.hamlet, chan, '✔ done', 'resolved before');
+    const sub = await t.api(u.othello, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'followers' }] });
+    assert.equal(sub.status, 200, sub.text);
+    const follow = await t.api(u.othello, 'POST', '/user_topics', { stream_id: chan, topic: 'plan', visibility_policy: 3 });
+    assert.equal(follow.status, 200, follow.text);
+    const afterJoin = await sendToChannel(t, u.hamlet, chan, 'plan', 'after othello joined');
+    assert.deepEqual(await narrowed([op('channel', chan), op('topic', 'plan')], u.othello), [before, afterJoin]);
+    assert.deepEqual(await narrowed([op('channel', chan), op('is', 'followed')], u.othello), [afterJoin]);
+    assert.deepEqual(await narrowed([op('channel', chan), op('is', 'starred', true)], u.othello), [afterJoin]);
+    assert.deepEqual(await narrowed([op('channel', chan), op('is', 'resolved')], u.othello), [resolvedBefore]);
+  });
+});
+
+describe('anchor=first_unread', () => {
+  it("skips muted channels and topics; in a channel narrow, only that channel's muted topics", async () => {
+    const u = t.users;
+    const hushed = await createChannel(t, u.hamlet, 'hushed', [u.hamlet, u.othello]);
+    const noisy = await createChannel(t, u.hamlet, 'noisy', [u.hamlet, u.othello]);
+    const q1 = await sendToChannel(t, u.hamlet, hushed, 't1', 'zebra one');
+    const q2 = await sendToChannel(t, u.hamlet, noisy, 'quiet', 'zebra two');
+    const q3 = await sendToChannel(t, u.hamlet, hushed, 'kept', 'zebra three');
+    const q4 = await sendToChannel(t, u.hamlet, noisy, 'x', 'zebra four');
+    const ok = (res: { status: number; text: string }) => assert.equal(res.status, 200, res.text);
+    ok(await t.api(u.othello, 'POST', '/users/me/subscriptions/properties', { subscription_data: [{ stream_id: hushed, property: 'is_muted', value: true }] }));
+    ok(await t.api(u.othello, 'POST', '/user_topics', { stream_id: noisy, topic: 'quiet', visibility_policy: 1 }));
+    ok(await t.api(u.othello, 'POST', '/user_topics', { stream_id: hushed, topic: 'kept', visibility_policy: 2 }));
+    const anchorOf = async (narrow: unknown[]) => {
+      const res = await t.api(u.othello, 'GET', '/messages', { anchor: 'first_unread', num_before: 0, num_after: 0, narrow });
+      assert.equal(res.status, 200, res.text);
+      return res.body.anchor;
+    };
+    assert.equal(await anchorOf([op('search', 'zebra')]), q3);
+    assert.equal(await anchorOf([op('sender', u.hamlet.id), op('search', 'zebra')]), q3);
+    assert.equal(await anchorOf([op('channel', hushed)]), q1);
+    assert.equal(await anchorOf([op('channel', noisy)]), q4);
+    // zulip-compat: a negated channel term names the channel whose topic mutes apply, and lifts channel muting.
+    assert.equal(await anchorOf([op('channel', hushed, true), op('search', 'zebra')]), q2);
+    // The window itself still holds the muted messages.
+    const res = await t.api(u.othello, 'GET', '/messages', { anchor: 'first_unread', num_before: 5, num_after: 5, narrow: [op('search', 'zebra')] });
+    assert.deepEqual(ids(res.body), [q1, q2, q3, q4]);
+  });
+});
+
 describe('GET /messages/matches_narrow', () => {
   it('answers the matching ids with highlighted content and topic', async () => {
     const res = await t.api(t.users.hamlet, 'GET', '/messages/matches_narrow', {
@@ -188,7 +335,10 @@ describe('GET /messages/matches_narrow', () => {
   it('requires both parameters and refuses unknown operators', async () => {
     let res = await t.api(t.users.hamlet, 'GET', '/messages/matches_narrow', { msg_ids: [m.fox] });
     assert.deepEqual(res.body, err("Missing 'narrow' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'narrow' }));
-    res = await t.api(t.users.hamlet, 'GET', '/messages/matches_narrow', { msg_ids: [m.fox], narrow: [op('bogus', 1)] });
+    res = await t.api(t.users.hamlet, 'GET', '/messages/matches_narrow', { msg_ids: [m.fox], narrow: [op('bogus', 'x')] });
     assert.deepEqual(res.body, err('Invalid narrow operator: unknown operator bogus', 'BAD_NARROW'));
+    // Operand types are checked first, as Zulip's NarrowParameter does while parsing.
+    res = await t.api(t.users.hamlet, 'GET', '/messages/matches_narrow', { msg_ids: [m.fox], narrow: [op('bogus', 1)] });
+    assert.deepEqual(res.body, err('operand is not a string'));
   });
 });

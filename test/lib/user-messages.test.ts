@@ -143,7 +143,7 @@ describe('implied message rows', () => {
     const a = await sendToChannel(t, u.hamlet, from, 'moving', 'a');
     const b = await sendToChannel(t, u.hamlet, from, 'moving', 'b');
     // Neither othello nor the moderator has read anything: their rows are implied.
-    const res = await t.api(u.hamlet, 'PATCH', `/messages/${a}`, { stream_id: to, propagate_mode: 'change_all' });
+    const res = await t.api(u.hamlet, 'PATCH', `/messages/${a}`, { stream_id: to, propagate_mode: 'change_all', send_notification_to_new_thread: false });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(await feed(u.moderator, [{ operator: 'channel', operand: to }]), [
       { id: a, flags: ['read'] },
