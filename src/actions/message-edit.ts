@@ -1,19 +1,32 @@
 // PATCH /messages/{id}: edit content, rename the topic, or move messages to another channel, for one
-// message, it and later ones in its topic, or the whole topic (propagate_mode).
+// message, it and later ones in its topic, or the whole topic (propagate_mode). Zulip's
+// check_update_message / do_update_message (zerver/actions/message_edit.py), in its order of checks.
 import crypto from 'node:crypto';
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors, JsonableError } from '../http/errors';
 import { nowSeconds } from '../lib/clock';
 import { isUserInGroup } from '../lib/groups';
-import { flagNames, messageRecipientIds, type MessageRow } from '../lib/messages';
-import { messageUserRows } from '../lib/user-messages';
+import { topicLinks, type Linkifier, type RenderResult } from '../lib/markdown';
+import { flagNames, messageRecipientIds, RESOLVED_TOPIC_PREFIX, type MessageRow } from '../lib/messages';
 import { FLAG, topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { renderMessage } from '../lib/render';
-import { canAccessStreamHistory, findStreamById, subscriberIds, type StreamRow } from '../lib/streams';
-import { findUserById, isAdmin, type UserRow } from '../lib/users';
-import { accessMessage, checkCanSendToChannel, normalizeContent, normalizeTopic } from './messages';
+import {
+  accessStreamById,
+  canAccessStreamContent,
+  canAccessStreamHistory,
+  canAdministerChannel,
+  effectiveTopicsPolicy,
+  findStreamById,
+  subscriberIds,
+  type StreamRow,
+} from '../lib/streams';
+import { materializeUserMessages, messageUserRows } from '../lib/user-messages';
+import { findUserById, isAdmin, isBot, type UserRow } from '../lib/users';
+import { sendTimeFlags } from './alert-words';
+import { anyVisibleInTopic, sendMoveNotices } from './message-move-notices';
+import { accessMessage, checkGroupMentions, checkWildcardMentions, mentionBits, normalizeContent, normalizeTopic, topicWildcardParticipants } from './messages';
 
 export interface EditRequest {
   content?: string;
@@ -21,19 +34,167 @@ export interface EditRequest {
   streamId?: number;
   propagateMode: 'change_one' | 'change_later' | 'change_all';
   prevContentSha256?: string;
+  /** Notification Bot's "moved to …" message in the old thread (Zulip's default: false). */
+  sendNotificationToOldThread?: boolean;
+  /** Notification Bot's "moved here from …" message in the new thread (Zulip's default: true). */
+  sendNotificationToNewThread?: boolean;
 }
 
+/**
+ * Zulip's edit_limit_buffer / message_move_limit_buffer: the web client lets an edit start up to 15
+ * seconds past a limit, and the request may take a while to arrive.
+ */
+const EDIT_LIMIT_BUFFER_SECONDS = 20;
+/** The flag bits an edit's rendering decides (Zulip's update_user_message_flags). */
+const CONTENT_FLAG_BITS =
+  FLAG.mentioned | FLAG.group_mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned | FLAG.has_alert_word;
+
+// Zulip's UserProfile.is_moderator as check_update_message uses it: administrators and owners too.
 const isModerator = (u: UserRow) => u.role <= 300;
 
-/** The messages a topic or channel change applies to. */
-function affectedMessages(app: App, m: MessageRow, mode: EditRequest['propagateMode']): MessageRow[] {
-  if (mode === 'change_one' || m.stream_id === null) return [m];
-  const sql =
+/** Zulip's can_move_messages_within_channel. */
+function canMoveWithinChannel(app: App, user: UserRow, s: StreamRow): boolean {
+  return canAdministerChannel(app.db, user, s) || isUserInGroup(app.db, user.id, s.can_move_messages_within_channel_group);
+}
+
+/** Zulip's can_edit_topic: the organization's permission, or the channel's in either channel. */
+function canEditTopic(app: App, user: UserRow, realm: RealmRow, orig: StreamRow, target: StreamRow): boolean {
+  if (isUserInGroup(app.db, user.id, realm.can_move_messages_between_topics_group as number)) return true;
+  return canMoveWithinChannel(app, user, orig) || (orig.id !== target.id && canMoveWithinChannel(app, user, target));
+}
+
+/** Zulip's can_resolve_topics. */
+function canResolveTopics(app: App, user: UserRow, realm: RealmRow, orig: StreamRow, target: StreamRow): boolean {
+  if (isUserInGroup(app.db, user.id, realm.can_resolve_topics_group as number)) return true;
+  if (isUserInGroup(app.db, user.id, orig.can_resolve_topics_group)) return true;
+  return orig.id !== target.id && isUserInGroup(app.db, user.id, target.can_resolve_topics_group);
+}
+
+/** Zulip's can_move_messages_out_of_channel. */
+function canMoveOutOfChannel(app: App, user: UserRow, realm: RealmRow, s: StreamRow): boolean {
+  if (isAdmin(user)) return true;
+  if (isUserInGroup(app.db, user.id, realm.can_move_messages_between_channels_group as number)) return true;
+  return canAdministerChannel(app.db, user, s) || isUserInGroup(app.db, user.id, s.can_move_messages_out_of_channel_group);
+}
+
+/**
+ * Zulip's access_stream_by_id_for_message: the target channel must exist, be active, and its content
+ * be readable by the user; otherwise "Invalid channel ID", which never tells whether it exists.
+ */
+function accessTargetStream(app: App, user: UserRow, id: number): StreamRow {
+  const s = accessStreamById(app.db, user, id);
+  if (!canAccessStreamContent(app.db, user, s)) throw errors.badRequest('Invalid channel ID');
+  return s;
+}
+
+/** Zulip's check_for_can_create_topic_group_violation: a move may not start a topic the user could not. */
+function checkCanCreateTopic(app: App, user: UserRow, s: StreamRow, topic: string): void {
+  if (stmt(app.db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? LIMIT 1').get(s.id, topicKey(topic))) return;
+  if (isUserInGroup(app.db, user.id, s.can_create_topic_group)) return;
+  // A bot may do what its owner may.
+  if (isBot(user) && user.bot_owner_id !== null && isUserInGroup(app.db, user.bot_owner_id, s.can_create_topic_group)) return;
+  throw errors.badRequest('You do not have permission to create new topics in this channel.');
+}
+
+/**
+ * Zulip's check_time_limit_for_change_all_propagate_mode: someone outside the moderators who moves a
+ * whole topic must be within the time limit for every message of it they can see; otherwise the
+ * error says how many of the newest they may move.
+ */
+function checkChangeAllTimeLimit(app: App, user: UserRow, realm: RealmRow, m: MessageRow, stream: StreamRow, topicEdited: boolean, streamEdited: boolean, now: number): void {
+  const deadlines: number[] = [];
+  const topicLimit = realm.move_messages_within_stream_limit_seconds as number | null;
+  const streamLimit = realm.move_messages_between_streams_limit_seconds as number | null;
+  if (topicEdited && topicLimit !== null) deadlines.push(topicLimit + EDIT_LIMIT_BUFFER_SECONDS);
+  if (streamEdited && streamLimit !== null) deadlines.push(streamLimit + EDIT_LIMIT_BUFFER_SECONDS);
+  if (deadlines.length === 0) return;
+  const oldestAllowed = now - Math.min(...deadlines);
+  let rows: { id: number; date_sent: number }[];
+  if (canAccessStreamHistory(app.db, user, stream)) {
+    rows = stmt(app.db, 'SELECT id, date_sent FROM message WHERE stream_id = ? AND topic_key = ? ORDER BY id').all(stream.id, m.topic_key) as typeof rows;
+  } else {
+    // Only the part of the topic the user received counts.
+    materializeUserMessages(app.db, user.id);
+    rows = stmt(
+      app.db,
+      `SELECT m.id, m.date_sent FROM usermessage um JOIN message m ON m.id = um.message_id
+       WHERE um.user_id = ? AND m.stream_id = ? AND m.topic_key = ? ORDER BY m.date_sent, m.id`,
+    ).all(user.id, stream.id, m.topic_key) as typeof rows;
+  }
+  const allowed = rows.filter((r) => r.date_sent > oldestAllowed);
+  if (allowed.length === rows.length) return;
+  throw new JsonableError('You only have permission to move the {total_messages_allowed_to_move}/{total_messages_in_topic} most recent messages in this topic.', {
+    code: 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED',
+    data: {
+      first_message_id_allowed_to_move: allowed.length > 0 ? allowed[0].id : null,
+      total_messages_in_topic: rows.length,
+      total_messages_allowed_to_move: allowed.length,
+    },
+  });
+}
+
+/**
+ * The messages a topic or channel change applies to. Moving to another channel takes only the
+ * messages the user can read (Zulip's update_messages_for_topic_edit), so it never carries off
+ * messages of a protected history they did not receive.
+ */
+function affectedMessages(app: App, user: UserRow, m: MessageRow, stream: StreamRow, mode: EditRequest['propagateMode'], streamEdited: boolean): MessageRow[] {
+  if (mode === 'change_one') return [m];
+  let rows =
     mode === 'change_all'
-      ? 'SELECT * FROM message WHERE stream_id = ? AND topic_key = ? ORDER BY id'
-      : 'SELECT * FROM message WHERE stream_id = ? AND topic_key = ? AND id >= ? ORDER BY id';
-  const args: unknown[] = mode === 'change_all' ? [m.stream_id, m.topic_key] : [m.stream_id, m.topic_key, m.id];
-  return stmt(app.db, sql).all(...args) as MessageRow[];
+      ? (stmt(app.db, 'SELECT * FROM message WHERE stream_id = ? AND topic_key = ? ORDER BY id').all(stream.id, m.topic_key) as MessageRow[])
+      : (stmt(app.db, 'SELECT * FROM message WHERE stream_id = ? AND topic_key = ? AND id >= ? ORDER BY id').all(stream.id, m.topic_key, m.id) as MessageRow[]);
+  if (streamEdited && !canAccessStreamHistory(app.db, user, stream)) {
+    materializeUserMessages(app.db, user.id);
+    const mine = new Set(
+      (
+        stmt(
+          app.db,
+          'SELECT um.message_id AS id FROM usermessage um JOIN message m ON m.id = um.message_id WHERE um.user_id = ? AND m.stream_id = ? AND m.topic_key = ?',
+        ).all(user.id, stream.id, m.topic_key) as { id: number }[]
+      ).map((r) => r.id),
+    );
+    rows = rows.filter((r) => r.id === m.id || mine.has(r.id));
+  }
+  return rows;
+}
+
+/**
+ * Zulip's update_user_message_flags after a content edit: every user holding the message (written
+ * or implied row) gets the mention, wildcard, group-mention and alert-word bits of the new rendering;
+ * other bits stay. A changed row is written, so an implied row becomes a real one when it gains a bit.
+ */
+function updateContentFlags(app: App, sender: UserRow, m: MessageRow, content: string, rendered: RenderResult, topicForParticipants: string): void {
+  const rows = messageUserRows(app.db, m.id);
+  const holders = rows.map((r) => r.user_id);
+  // The topic wildcard marks only the topic's participants (and the sender), as get_recipient_info does.
+  const bits = mentionBits(app, { ...rendered, wildcardTopic: false }, holders);
+  if (rendered.wildcardTopic && m.stream_id !== null) {
+    const participants = topicWildcardParticipants(app, m.stream_id, topicForParticipants, m.sender_id);
+    for (const uid of holders) if (participants.has(uid)) bits.set(uid, (bits.get(uid) ?? 0) | FLAG.topic_wildcard_mentioned);
+  }
+  // Only has_alert_word: the muted-sender read bit belongs to the send.
+  for (const [uid, b] of sendTimeFlags(app, sender, content, holders)) bits.set(uid, (bits.get(uid) ?? 0) | (b & FLAG.has_alert_word));
+  const write = stmt(
+    app.db,
+    'INSERT INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?) ON CONFLICT (user_id, message_id) DO UPDATE SET flags = excluded.flags',
+  );
+  for (const r of rows) {
+    const flags = (r.flags & ~CONTENT_FLAG_BITS) | ((bits.get(r.user_id) ?? 0) & CONTENT_FLAG_BITS);
+    if (flags !== r.flags) write.run(r.user_id, m.id, flags);
+  }
+}
+
+/** Zulip's topic_links: the organization's linkifiers applied to a topic. */
+function linkifiedTopic(app: App, realmId: number, topic: string): { url: string; text: string }[] {
+  const linkifiers = stmt(app.db, 'SELECT pattern, url_template FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(realmId) as Linkifier[];
+  return linkifiers.length ? topicLinks(topic, linkifiers) : [];
+}
+
+/** The topic the client asked for, with Zulip's spellings of the empty topic taken as "". */
+function requestedTopic(raw: string, realm: RealmRow): string {
+  const topic = raw.trim();
+  return topic === realm.empty_topic_display_name || topic === '(no topic)' ? '' : topic;
 }
 
 /** Edits a message; returns Zulip's success keys. */
@@ -41,80 +202,130 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
   return app.batch.write(() => {
     const realm = getRealmById(app.db, user.realm_id) as RealmRow;
     const m = accessMessage(app, user, id);
-    if (req.content === undefined && req.topic === undefined && req.streamId === undefined) throw errors.badRequest('Nothing to change');
     const now = nowSeconds(app.clock);
     const stream = m.stream_id !== null ? (findStreamById(app.db, user.realm_id, m.stream_id) as StreamRow) : null;
 
-    let newContent: string | undefined;
-    let rendered: ReturnType<typeof renderMessage> | undefined;
+    // validate_user_can_edit_message
     if (req.content !== undefined) {
-      if (m.sender_id !== user.id) throw errors.badRequest("You don't have permission to edit this message");
       if (!realm.allow_message_editing) throw errors.badRequest('Your organization has turned off message editing');
+      if (m.sender_id !== user.id) throw errors.badRequest("You don't have permission to edit this message");
       const limit = realm.message_content_edit_limit_seconds as number | null;
-      if (limit !== null && now - m.date_sent > limit) throw errors.badRequest('The time limit for editing this message has passed');
-      if (req.prevContentSha256 !== undefined) {
-        const sha = crypto.createHash('sha256').update(m.content).digest('hex');
-        if (sha !== req.prevContentSha256) {
-          throw new JsonableError("'{field_name}' value does not match the expected value.", {
-            code: 'EXPECTATION_MISMATCH',
-            vars: { field_name: 'prev_content_sha256' },
-          });
-        }
-      }
-      // zulip-compat: an edit to empty content deletes the text but keeps the message.
-      newContent = req.content.trim() === '' ? '(deleted)' : normalizeContent(req.content);
-      rendered = renderMessage(app, user.realm_id, newContent, user);
+      if (limit !== null && now - m.date_sent > limit + EDIT_LIMIT_BUFFER_SECONDS) throw errors.badRequest('The time limit for editing this message has passed');
     }
 
-    let newTopic: string | undefined;
-    let newStream: StreamRow | null = null;
-    if (req.topic !== undefined || req.streamId !== undefined) {
-      if (!stream) throw errors.badRequest('Direct messages cannot be moved to channels.');
-      if (req.topic !== undefined) {
-        newTopic = normalizeTopic(req.topic, realm);
-        const mayMove =
-          isUserInGroup(app.db, user.id, realm.can_move_messages_between_topics_group as number) ||
-          isUserInGroup(app.db, user.id, stream.can_move_messages_within_channel_group);
-        if (!mayMove && m.sender_id !== user.id) throw errors.badRequest("You don't have permission to edit this message");
-        const limit = realm.move_messages_within_stream_limit_seconds as number | null;
-        if (!isModerator(user) && limit !== null && now - m.date_sent > limit) {
-          throw errors.badRequest('The time limit for editing this message\'s topic has passed.');
-        }
-      }
-      if (req.streamId !== undefined && req.streamId !== stream.id) {
-        const target = findStreamById(app.db, user.realm_id, req.streamId);
-        if (!target || target.deactivated) throw errors.badRequest('Invalid channel ID');
-        const mayMove =
-          isUserInGroup(app.db, user.id, realm.can_move_messages_between_channels_group as number) ||
-          isUserInGroup(app.db, user.id, stream.can_move_messages_out_of_channel_group);
-        if (!mayMove) throw errors.badRequest("You don't have permission to move this message");
-        checkCanSendToChannel(app, user, target);
-        if (req.content !== undefined) throw errors.badRequest('Cannot change message content while changing channel');
-        newStream = target;
-      }
+    // An unchanged topic, or the message's own channel, asks for nothing (Zulip: topic_name = None).
+    let topicArg = req.topic !== undefined ? requestedTopic(req.topic, realm) : undefined;
+    if (topicArg !== undefined && topicArg === m.topic) topicArg = undefined;
+    const streamArg = req.streamId !== undefined && !(stream && req.streamId === stream.id) ? req.streamId : undefined;
+
+    // validate_message_edit_payload
+    if (req.content === undefined && topicArg === undefined && streamArg === undefined) throw errors.badRequest('Nothing to change');
+    if (!stream) {
+      if (streamArg !== undefined) throw errors.badRequest('Direct messages cannot be moved to channels.');
+      if (topicArg !== undefined) throw errors.badRequest('Direct messages cannot have topics.');
+    }
+    if (req.propagateMode !== 'change_one' && topicArg === undefined && streamArg === undefined) {
+      throw errors.badRequest('Invalid propagate_mode without topic edit');
+    }
+    if (topicArg !== undefined && (topicArg === RESOLVED_TOPIC_PREFIX.trim() || topicArg === `${RESOLVED_TOPIC_PREFIX}${realm.empty_topic_display_name}` || topicArg === `${RESOLVED_TOPIC_PREFIX}general chat`)) {
+      throw errors.badRequest('General chat cannot be marked as resolved');
+    }
+    // check_stream_topic, then truncation (build_message_edit_request).
+    const newTopic = topicArg !== undefined ? normalizeTopic(topicArg, realm) : undefined;
+    if (streamArg !== undefined && req.content !== undefined) throw errors.badRequest('Cannot change message content while changing channel');
+    // Checked on every edit, not only content edits, so the parameter means one thing.
+    if (req.prevContentSha256 !== undefined && crypto.createHash('sha256').update(m.content).digest('hex') !== req.prevContentSha256) {
+      throw new JsonableError("'{field_name}' value does not match the expected value.", { code: 'EXPECTATION_MISMATCH', vars: { field_name: 'prev_content_sha256' } });
     }
 
-    const affected = newTopic !== undefined || newStream ? affectedMessages(app, m, req.propagateMode) : [m];
+    // build_message_edit_request
+    let newContent: string | undefined;
+    if (req.content !== undefined) newContent = req.content.trim() === '' ? '(deleted)' : normalizeContent(req.content);
     const origTopic = m.topic;
+    const topicEdited = newTopic !== undefined;
+    const topicResolved =
+      topicEdited && newTopic.startsWith(RESOLVED_TOPIC_PREFIX) && !origTopic.startsWith(RESOLVED_TOPIC_PREFIX) && topicArg!.slice(RESOLVED_TOPIC_PREFIX.length) === origTopic;
+    const topicUnresolved =
+      topicEdited && origTopic.startsWith(RESOLVED_TOPIC_PREFIX) && !newTopic.startsWith(RESOLVED_TOPIC_PREFIX) && origTopic.replace(/^[✔ ]+/u, '') === newTopic;
+    const streamEdited = streamArg !== undefined;
+    const target = stream && streamEdited ? accessTargetStream(app, user, streamArg) : stream;
+    const targetTopic = newTopic ?? origTopic;
+    if (stream && target) {
+      const policy = effectiveTopicsPolicy(target, realm);
+      if (targetTopic === '' && (topicEdited || streamEdited) && policy === 'disable_empty_topic') {
+        throw errors.badRequest('Sending messages to the general chat is not allowed in this channel.');
+      }
+      if (policy === 'empty_topic_only' && targetTopic !== '') throw errors.badRequest('Only the general chat topic is allowed in this channel.');
+
+      if (topicEdited) {
+        if (topicResolved || topicUnresolved) {
+          if (!canResolveTopics(app, user, realm, stream, target)) throw errors.badRequest("You don't have permission to resolve topics in this channel.");
+        } else {
+          if (!canEditTopic(app, user, realm, stream, target)) throw errors.badRequest("You don't have permission to edit this message");
+          const limit = realm.move_messages_within_stream_limit_seconds as number | null;
+          if (limit !== null && !isModerator(user) && now - m.date_sent > limit + EDIT_LIMIT_BUFFER_SECONDS) {
+            throw errors.badRequest("The time limit for editing this message's topic has passed.");
+          }
+        }
+      }
+    }
+
+    let rendered: RenderResult | undefined;
+    if (newContent !== undefined) {
+      rendered = renderMessage(app, user.realm_id, newContent, user);
+      if (m.stream_id !== null) {
+        const participants = rendered.wildcardTopic ? topicWildcardParticipants(app, m.stream_id, m.topic, m.sender_id) : null;
+        checkWildcardMentions(app, user, realm, rendered, subscriberIds(app.db, m.stream_id).length, participants);
+      }
+      checkGroupMentions(app, user, rendered.mentionedGroupIds);
+    }
+
+    if (stream && target) {
+      if (streamEdited) {
+        if (!canMoveOutOfChannel(app, user, realm, stream)) throw errors.badRequest("You don't have permission to move this message");
+        // check_stream_access_based_on_can_send_message_group (access was checked above).
+        if (!isUserInGroup(app.db, user.id, target.can_send_message_group)) throw errors.badRequest('You do not have permission to post in this channel.');
+        const limit = realm.move_messages_between_streams_limit_seconds as number | null;
+        if (limit !== null && !isModerator(user) && now - m.date_sent > limit + EDIT_LIMIT_BUFFER_SECONDS) {
+          throw errors.badRequest("The time limit for editing this message's channel has passed");
+        }
+      }
+      const moved = topicEdited || streamEdited;
+      if (req.propagateMode === 'change_all' && !isModerator(user) && moved && !topicResolved && !topicUnresolved) {
+        checkChangeAllTimeLimit(app, user, realm, m, stream, topicEdited, streamEdited, now);
+      }
+      if (moved && !topicResolved && !topicUnresolved) checkCanCreateTopic(app, user, target, targetTopic);
+    }
+
+    // ---- do_update_message ----
+    if (newContent !== undefined && rendered) {
+      // Before the move, as update_message_content: a topic wildcard reaches the participants the
+      // target topic has before this edit.
+      updateContentFlags(app, user, m, newContent, rendered, targetTopic);
+    }
+    const newStream = streamEdited ? target : null;
+    const affected = topicEdited || streamEdited ? affectedMessages(app, user, m, stream as StreamRow, req.propagateMode, streamEdited) : [m];
     for (const msg of affected) {
       const history = msg.edit_history ? (JSON.parse(msg.edit_history) as Record<string, unknown>[]) : [];
       const entry: Record<string, unknown> = { user_id: user.id, timestamp: now };
-      if (msg.id === m.id && newContent !== undefined) {
+      const isTarget = msg.id === m.id;
+      if (isTarget && newContent !== undefined) {
         entry.prev_content = msg.content;
         entry.prev_rendered_content = msg.rendered_content;
         entry.prev_rendered_content_version = 1;
       }
-      if (newTopic !== undefined && newTopic !== msg.topic) {
-        entry.prev_topic = msg.topic;
-        entry.topic = newTopic;
-      }
-      if (newStream) {
-        entry.prev_stream = msg.stream_id;
+      if (newStream && stream) {
+        entry.prev_stream = stream.id;
         entry.stream = newStream.id;
       }
-      if (Object.keys(entry).length > 2) history.unshift(entry);
+      // As Zulip, every moved message records the target message's old topic.
+      if (topicEdited) {
+        entry.prev_topic = origTopic;
+        entry.topic = newTopic;
+      }
+      history.unshift(entry);
       const topic = newTopic ?? msg.topic;
-      const content = msg.id === m.id && newContent !== undefined ? newContent : msg.content;
+      const content = isTarget && newContent !== undefined ? newContent : msg.content;
       stmt(app.db, "INSERT INTO message_fts (message_fts, rowid, topic, content) VALUES ('delete', ?, ?, ?)").run(msg.id, msg.topic, msg.content);
       stmt(
         app.db,
@@ -125,18 +336,18 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
          WHERE id = ?`,
       ).run(
         content,
-        msg.id === m.id && rendered ? rendered.html : msg.rendered_content,
+        isTarget && rendered ? rendered.html : msg.rendered_content,
         topic,
         topicKey(topic),
         newStream ? newStream.id : msg.stream_id,
         JSON.stringify(history),
-        msg.id === m.id && newContent !== undefined ? 1 : 0,
+        isTarget && newContent !== undefined ? 1 : 0,
         now,
-        newTopic !== undefined || newStream ? 1 : 0,
+        topicEdited || streamEdited ? 1 : 0,
         now,
-        msg.id === m.id && rendered ? (rendered.hasLink ? 1 : 0) : msg.has_link,
-        msg.id === m.id && rendered ? (rendered.hasImage ? 1 : 0) : msg.has_image,
-        msg.id === m.id && rendered ? (rendered.hasAttachment ? 1 : 0) : msg.has_attachment,
+        isTarget && rendered ? (rendered.hasLink ? 1 : 0) : msg.has_link,
+        isTarget && rendered ? (rendered.hasImage ? 1 : 0) : msg.has_image,
+        isTarget && rendered ? (rendered.hasAttachment ? 1 : 0) : msg.has_attachment,
         msg.id,
       );
       stmt(app.db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(msg.id, topic, content);
@@ -164,9 +375,12 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
       stmt(app.db, 'UPDATE stream SET first_message_id = (SELECT min(id) FROM message WHERE stream_id = ?) WHERE id = ?').run(stream.id, stream.id);
     }
 
+    // The event carries each holder's flags as they are now (after the content's new mentions).
     const ids = affected.map((x) => x.id);
+    const newTopicLinks = topicEdited && newTopic !== '' ? linkifiedTopic(app, user.realm_id, newTopic) : [];
+    const rows = messageUserRows(app.db, m.id);
+    const flagsByUser = Object.fromEntries(rows.map((r) => [r.user_id, flagNames(r.flags)]));
     app.batch.onCommit(() => {
-      const rows = messageUserRows(app.db, m.id);
       const event: Record<string, unknown> = {
         type: 'update_message',
         user_id: user.id,
@@ -174,7 +388,7 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
         message_id: m.id,
         message_ids: ids,
         rendering_only: false,
-        flags_by_user: Object.fromEntries(rows.map((r) => [r.user_id, flagNames(r.flags)])),
+        flags_by_user: flagsByUser,
       };
       if (newContent !== undefined && rendered) {
         Object.assign(event, {
@@ -187,9 +401,10 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
       }
       if (stream) {
         Object.assign(event, { stream_name: stream.name, stream_id: stream.id });
-        if (newTopic !== undefined || newStream) {
-          Object.assign(event, { propagate_mode: req.propagateMode, orig_subject: origTopic, topic_links: [] });
-          if (newTopic !== undefined) event.subject = newTopic;
+        if (topicEdited || newStream) {
+          Object.assign(event, { propagate_mode: req.propagateMode, orig_subject: origTopic });
+          // As Zulip: subject and topic_links only when the topic changed.
+          if (topicEdited) Object.assign(event, { subject: newTopic, topic_links: newTopicLinks });
           if (newStream) event.new_stream_id = newStream.id;
         }
       }
@@ -200,6 +415,33 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
         app.events.send({ type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: stream?.id, topic: origTopic }, [...losing]);
       }
     });
+
+    // Notification Bot's notices go out after the update_message event, as in Zulip.
+    if (stream && target && (topicEdited || streamEdited)) {
+      // A partial move counts as the whole topic when nothing the user can see is left behind.
+      const movedAllVisible = req.propagateMode === 'change_all' || !anyVisibleInTopic(app, user, stream, origTopic, []);
+      sendMoveNotices(
+        app,
+        {
+          actor: user,
+          message: m,
+          origStream: stream,
+          origTopic,
+          targetStream: target,
+          targetTopic,
+          changedIds: ids,
+          movedAllVisible,
+          contentEdited: newContent !== undefined,
+          topicEdited,
+          streamEdited,
+          topicResolved,
+          topicUnresolved,
+          notifyOldThread: req.sendNotificationToOldThread ?? false,
+          notifyNewThread: req.sendNotificationToNewThread ?? true,
+        },
+        now,
+      );
+    }
     return { detached_uploads: [] };
   });
 }

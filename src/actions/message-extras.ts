@@ -5,7 +5,7 @@ import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import { FLAG, topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
-import { realmExtraSetting } from '../lib/realm-settings';
+import { realmEditHistoryPolicy, realmExtraSetting, type EditHistoryVisibilityPolicy } from '../lib/realm-settings';
 import { accessStreamById, canAccessStreamContent, type StreamRow } from '../lib/streams';
 import type { UserRow } from '../lib/users';
 import { queueRemovePush } from '../push/remove';
@@ -127,7 +127,8 @@ interface StoredEdit {
  */
 export function messageEditHistory(app: App, user: UserRow, messageId: number, allowEmptyTopicName: boolean): Record<string, unknown>[] {
   const realm = getRealmById(app.db, user.realm_id) as RealmRow;
-  if (!realm.allow_edit_history) throw errors.badRequest('Message edit history is disabled in this organization');
+  const policy = realmEditHistoryPolicy(realm);
+  if (policy === 'none') throw errors.badRequest('Message edit history is disabled in this organization');
   const m = accessMessage(app, user, messageId);
   const stored = m.edit_history ? (JSON.parse(m.edit_history) as StoredEdit[]) : [];
   const showTopic = (t: string) => (t === '' && !allowEmptyTopicName && m.stream_id !== null ? realm.empty_topic_display_name : t);
@@ -155,7 +156,27 @@ export function messageEditHistory(app: App, user: UserRow, messageId: number, a
     out.push(entry);
   }
   out.push({ content, rendered_content: rendered, timestamp: m.date_sent, topic: showTopic(topic), user_id: m.sender_id });
-  return out.reverse();
+  return visibleEditHistory(policy, out).reverse();
+}
+
+/**
+ * Zulip's visible_edit_history_for_message: with the "moves" policy only topic and channel moves are
+ * shown; an entry that also changed the content keeps its move but loses the content diff, and an
+ * entry that only changed the content is left out.
+ */
+function visibleEditHistory(policy: EditHistoryVisibilityPolicy, entries: Record<string, unknown>[]): Record<string, unknown>[] {
+  if (policy === 'all') return entries;
+  const visible: Record<string, unknown>[] = [];
+  for (const e of entries) {
+    if ('prev_content' in e) {
+      if (!('prev_topic' in e)) continue;
+      delete e.prev_content;
+      delete e.prev_rendered_content;
+      delete e.content_html_diff;
+    }
+    visible.push(e);
+  }
+  return visible;
 }
 
 // Beyond this many tokens per side the diff marks the whole text as replaced (the LCS table is n×m).

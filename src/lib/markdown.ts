@@ -7,6 +7,7 @@ import type MarkdownIt from 'markdown-it';
 import TLDS from 'tlds';
 import { loadKatex, loadMarkdownIt } from '../lazy';
 import { parseTimestamp } from './timestamp';
+import { encodeChannel, encodeHashComponent } from './url-encoding';
 import { EMOTICON_CONVERSIONS, emojiCodeForString, emojiNameForCode, unicodeEmojiCode, ZULIP_EMOJI_URL } from './emoji';
 
 type Token = MarkdownIt.Token;
@@ -192,12 +193,6 @@ function rewriteLocalLink(ctx: RenderContext, href: string): string {
   return href;
 }
 
-// zerver/lib/url_encoding.py: encode_hash_component and encode_channel.
-function encodeHashComponent(s: string): string {
-  const quoted = encodeURIComponent(s).replace(/[!'()]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
-  return quoted.replace(/[%.]/g, (c) => (c === '%' ? '.' : '.2E'));
-}
-const encodeChannel = (id: number, name: string): string => `${id}-${encodeHashComponent(name.replace(/ /g, '-'))}`;
 
 // ---------------------------------------------------------------------------------------------
 // Code blocks

@@ -1,0 +1,208 @@
+// Notification Bot's messages about moved and resolved topics (Zulip's send_message_moved_breadcrumbs
+// and maybe_send_resolve_topic_notifications in zerver/actions/message_edit.py): "This topic was moved
+// here from …" in the new thread, "This topic was moved to …" in the old one, and "… has marked this
+// topic as resolved." when a topic gains or loses the "✔ " prefix. Texts and links are Zulip's, so
+// clients and bots that recognise them keep working.
+import type { App } from '../app';
+import { stmt } from '../db/stmt';
+import { JsonableError } from '../http/errors';
+import type { MessageRow } from '../lib/messages';
+import { encodeChannel, encodeHashComponent } from '../lib/url-encoding';
+import { topicKey } from '../lib/narrow';
+import { canAccessStreamHistory, subscriberIds, type StreamRow } from '../lib/streams';
+import { materializeUserMessages } from '../lib/user-messages';
+import { findUserById, isBot, type UserRow } from '../lib/users';
+import { silentMention } from './channel-notices';
+import { deleteMessages, doSendMessage } from './messages';
+import { notificationBot } from './system-bots';
+import { VISIBILITY_POLICY } from './user-topics';
+
+/** Zulip's settings.RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS: an undo this soon deletes the notice instead. */
+export const RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS = 60;
+/** Zulip's Message.EMPTY_TOPIC_FALLBACK_NAME, used in link texts for the empty topic. */
+const EMPTY_TOPIC_FALLBACK_NAME = 'general chat';
+
+
+// zerver/lib/topic_link_util.py: names with these characters would break #**channel>topic** syntax.
+const BREAKS_LINK_SYNTAX = /[`>*&[\]]|\$\$/;
+const LINK_TEXT_ESCAPES: Record<string, string> = { '`': '&#96;', '>': '&gt;', '*': '&#42;', '&': '&amp;', $$: '&#36;&#36;', '[': '&#91;', ']': '&#93;' };
+const escapeLinkText = (s: string) => s.replace(/[`>*&[\]]|\$\$/g, (c) => LINK_TEXT_ESCAPES[c] ?? c);
+
+/** Zulip's get_stream_topic_link_syntax: #**channel>topic**, or a plain Markdown link when that would break. */
+export function streamTopicLinkSyntax(streamId: number, streamName: string, topic: string): string {
+  if (BREAKS_LINK_SYNTAX.test(topic) || BREAKS_LINK_SYNTAX.test(streamName)) {
+    const link = `#narrow/channel/${encodeChannel(streamId, streamName)}/topic/${encodeHashComponent(topic)}`;
+    const text = `#${escapeLinkText(streamName)} > ${escapeLinkText(topic === '' ? EMPTY_TOPIC_FALLBACK_NAME : topic)}`;
+    return `[${text}](${link})`;
+  }
+  return `#**${streamName}>${topic}**`;
+}
+
+/** Zulip's stream_message_url: the organization's URL, then the message's narrow ("near" link). */
+export function streamMessageUrl(app: App, streamId: number, streamName: string, topic: string, messageId: number): string {
+  const base = app.publicUrl.replace(/\/+$/, '');
+  return `${base}/#narrow/channel/${encodeChannel(streamId, streamName)}/topic/${encodeHashComponent(topic)}/near/${messageId}`;
+}
+
+/**
+ * Zulip's bulk_access_stream_messages_query(...).exists(): whether `user` can see a message of the
+ * topic other than `exclude` (all of the channel's history, or only the messages they received).
+ * Asked before posting "This topic was moved …" so the wording never reveals messages the user
+ * cannot read.
+ */
+export function anyVisibleInTopic(app: App, user: UserRow, stream: StreamRow, topic: string, exclude: readonly number[]): boolean {
+  const skip = JSON.stringify(exclude);
+  if (canAccessStreamHistory(app.db, user, stream)) {
+    return (
+      stmt(app.db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? AND id NOT IN (SELECT value FROM json_each(?)) LIMIT 1').get(
+        stream.id,
+        topicKey(topic),
+        skip,
+      ) !== undefined
+    );
+  }
+  materializeUserMessages(app.db, user.id);
+  return (
+    stmt(
+      app.db,
+      `SELECT 1 FROM message m JOIN usermessage um ON um.message_id = m.id AND um.user_id = ?
+       WHERE m.stream_id = ? AND m.topic_key = ? AND m.id NOT IN (SELECT value FROM json_each(?)) LIMIT 1`,
+    ).get(user.id, stream.id, topicKey(topic), skip) !== undefined
+  );
+}
+
+/** What an edit moved, as do_update_message knows it when it posts its notices. */
+export interface MoveNoticeRequest {
+  actor: UserRow;
+  /** The edited (target) message. */
+  message: MessageRow;
+  origStream: StreamRow;
+  origTopic: string;
+  targetStream: StreamRow;
+  targetTopic: string;
+  changedIds: readonly number[];
+  /** Every message of the old topic the actor can see went (change_all, or nothing visible was left). */
+  movedAllVisible: boolean;
+  contentEdited: boolean;
+  topicEdited: boolean;
+  streamEdited: boolean;
+  topicResolved: boolean;
+  topicUnresolved: boolean;
+  notifyOldThread: boolean;
+  notifyNewThread: boolean;
+}
+
+/** Posts a Notification Bot message; like Zulip's internal_send_stream_message, a refusal is skipped. */
+function postNotice(app: App, actor: UserRow, stream: StreamRow, topic: string, content: string, readBy: readonly number[]): number | null {
+  try {
+    return doSendMessage(app, notificationBot(app, actor.realm_id), {
+      to: { kind: 'channel', streamId: stream.id, topic },
+      content,
+      client: 'Internal',
+      system: true,
+      readBy,
+    }).id;
+  } catch (err) {
+    // zulip-compat: _internal_prep_message logs a refused notice (a topics policy, say) and sends nothing.
+    if (err instanceof JsonableError) return null;
+    throw err;
+  }
+}
+
+/**
+ * The subscribers who get a resolve notice unread (Zulip's
+ * get_unread_user_ids_for_resolved_topic_notifications): those whose resolved_topic_notice_auto_read_policy
+ * is "never", and with "except_followed" those following the topic. Bots never.
+ */
+function resolveNoticeUnreadUsers(app: App, stream: StreamRow, followersTopic: string): Set<number> {
+  const followers = new Set(
+    (
+      stmt(app.db, 'SELECT user_id FROM user_topic WHERE stream_id = ? AND topic_key = ? AND visibility_policy = ?').all(
+        stream.id,
+        topicKey(followersTopic),
+        VISIBILITY_POLICY.followed,
+      ) as { user_id: number }[]
+    ).map((r) => r.user_id),
+  );
+  const unread = new Set<number>();
+  for (const uid of subscriberIds(app.db, stream.id)) {
+    const u = findUserById(app.db, stream.realm_id, uid);
+    if (!u || isBot(u)) continue;
+    const policy = u.resolved_topic_notice_auto_read_policy;
+    if (policy === 'never' || (policy === 'except_followed' && followers.has(uid))) unread.add(uid);
+  }
+  return unread;
+}
+
+const RESOLVE_NOTICE = /^@_\*\*.*\|\d+\*\* has marked this topic as (un)?resolved\.$/s;
+
+/**
+ * Zulip's maybe_delete_previous_resolve_topic_notification: when the topic's newest message is a
+ * resolve notice from the last minute, the toggle is an undo, and that notice is deleted instead of
+ * a new one being sent.
+ */
+function deletedPreviousResolveNotice(app: App, req: MoveNoticeRequest, now: number): boolean {
+  const last = stmt(app.db, 'SELECT * FROM message WHERE stream_id = ? AND topic_key = ? ORDER BY id DESC LIMIT 1').get(
+    req.origStream.id,
+    topicKey(req.targetTopic),
+  ) as MessageRow | undefined;
+  if (!last) return false;
+  // Parley keeps no message type: a resolve notice is Notification Bot's message in that wording.
+  if (last.sender_id !== notificationBot(app, req.actor.realm_id).id || !RESOLVE_NOTICE.test(last.content)) return false;
+  if (now - last.date_sent > RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS) return false;
+  deleteMessages(app, req.actor.realm_id, [last]);
+  return true;
+}
+
+/** Zulip's maybe_send_resolve_topic_notifications; returns the notice's id when one was sent. */
+function maybeSendResolveNotice(app: App, req: MoveNoticeRequest, now: number): number | null {
+  if (!req.topicResolved && !req.topicUnresolved) return null;
+  if (deletedPreviousResolveNotice(app, req, now)) return null;
+  // The followers of the old topic when all of it moved (Zulip reads them before moving user topics).
+  const unread = resolveNoticeUnreadUsers(app, req.origStream, req.movedAllVisible ? req.origTopic : req.targetTopic);
+  const readBy = subscriberIds(app.db, req.origStream.id).filter((uid) => !unread.has(uid));
+  // mark_as_read_for_acting_user: the actor has it read whatever their setting.
+  if (!readBy.includes(req.actor.id)) readBy.push(req.actor.id);
+  const text = req.topicResolved ? '{user} has marked this topic as resolved.' : '{user} has marked this topic as unresolved.';
+  return postNotice(app, req.actor, req.origStream, req.targetTopic, text.replace('{user}', silentMention(req.actor)), readBy);
+}
+
+/**
+ * After an edit that moved messages or toggled a topic's resolved state: the resolve notice, then
+ * the new thread's and the old thread's breadcrumbs, as do_update_message sends them. Runs inside
+ * the edit's write, after the messages moved.
+ */
+export function sendMoveNotices(app: App, req: MoveNoticeRequest, now: number): void {
+  let resolvedNoticeId: number | null = null;
+  if (req.topicEdited && !req.contentEdited && !req.streamEdited) resolvedNoticeId = maybeSendResolveNotice(app, req, now);
+  if (!req.topicEdited && !req.streamEdited) return;
+
+  const user = silentMention(req.actor);
+  const count = req.changedIds.length;
+  const oldLocation = streamTopicLinkSyntax(req.origStream.id, req.origStream.name, req.origTopic);
+  const newLocation = streamTopicLinkSyntax(req.targetStream.id, req.targetStream.name, req.targetTopic);
+
+  let oldThread: string | null = null;
+  if (req.notifyOldThread) {
+    if (req.movedAllVisible) oldThread = `This topic was moved to ${newLocation} by ${user}.`;
+    else if (count === 1) oldThread = `A message was moved from this topic to ${newLocation} by ${user}.`;
+    else oldThread = `${count} messages were moved from this topic to ${newLocation} by ${user}.`;
+  }
+
+  // Resolving or unresolving is announced by its own notice, not as a move.
+  let newThread: string | null = null;
+  if (req.notifyNewThread && (req.streamEdited || (req.topicEdited && !req.topicResolved && !req.topicUnresolved))) {
+    // Judged with the actor's own access, so the wording never leaks older messages they cannot read.
+    const exclude = resolvedNoticeId === null ? [...req.changedIds] : [...req.changedIds, resolvedNoticeId];
+    const preexisting = anyVisibleInTopic(app, req.actor, req.targetStream, req.targetTopic, exclude);
+    if (!preexisting && req.movedAllVisible) newThread = `This topic was moved here from ${oldLocation} by ${user}.`;
+    else if (count === 1) {
+      const link = streamMessageUrl(app, req.targetStream.id, req.targetStream.name, req.targetTopic, req.message.id);
+      newThread = `[A message](${link}) was moved here from ${oldLocation} by ${user}.`;
+    } else newThread = `${count} messages were moved here from ${oldLocation} by ${user}.`;
+  }
+
+  // mark_as_read_for_acting_user: the actor has both read.
+  if (newThread !== null) postNotice(app, req.actor, req.targetStream, req.targetTopic, newThread, [req.actor.id]);
+  if (oldThread !== null) postNotice(app, req.actor, req.origStream, req.origTopic, oldThread, [req.actor.id]);
+}
