@@ -145,7 +145,7 @@ CREATE TABLE user (
   desktop_icon_count_display              INTEGER NOT NULL DEFAULT 1,
   realm_name_in_email_notifications_policy INTEGER NOT NULL DEFAULT 1,
   automatically_follow_topics_policy      INTEGER NOT NULL DEFAULT 3,
-  automatically_unmute_topics_in_muted_streams_policy INTEGER NOT NULL DEFAULT 3,
+  automatically_unmute_topics_in_muted_streams_policy INTEGER NOT NULL DEFAULT 2,
   automatically_follow_topics_where_mentioned INTEGER NOT NULL DEFAULT 1,
   presence_enabled                        INTEGER NOT NULL DEFAULT 1,
   send_private_typing_notifications       INTEGER NOT NULL DEFAULT 1,
@@ -318,9 +318,10 @@ CREATE INDEX message_stream ON message(stream_id, id) WHERE stream_id IS NOT NUL
 CREATE INDEX message_direct_group ON message(direct_group_id, id) WHERE direct_group_id IS NOT NULL;
 CREATE INDEX message_sender ON message(sender_id, id);
 
--- Full-text index over topic and content (external content: the message table holds the text).
+-- Full-text index over topic and content (external content: the message table holds the text). Words
+-- are stemmed as English (porter), as Zulip's PostgreSQL search stems them: "runs" finds "running".
 CREATE VIRTUAL TABLE message_fts USING fts5(
-  topic, content, content='message', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+  topic, content, content='message', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
 );
 
 -- Per-user message rows: who received a message and their flags.

@@ -61,6 +61,22 @@ const STEPS: ((db: Db) => void)[] = [
     }
     db.exec('INSERT INTO usermessage_cursor (user_id, message_id) SELECT id, (SELECT coalesce(max(id), 0) FROM message) FROM user');
   },
+  // 3: the full-text index stems English words (porter): recreated with its new tokenizer, and
+  // rebuilt from the messages it indexes.
+  (db) => {
+    db.exec('DROP TABLE message_fts');
+    db.exec(schemaStatement('message_fts'));
+    db.exec("INSERT INTO message_fts (message_fts) VALUES ('rebuild')");
+  },
+  // 4: new users unmute topics of muted channels when they send to them (2, "on send"), Zulip's
+  // default; it was 3 ("on initiation"). Only the column default changes, so the user table is
+  // rebuilt; the view and trigger that read it are set aside meanwhile (a rename checks every view).
+  (db) => {
+    db.exec('DROP TRIGGER usermessage_cursor_advance');
+    db.exec('DROP VIEW usermessage_pending');
+    rebuildTable(db, 'user', ['user_realm_email', 'user_realm_delivery_email', 'user_api_key', 'user_bot_owner']);
+    for (const name of ['usermessage_pending', 'usermessage_cursor_advance', 'user_active_cursor']) db.exec(schemaStatement(name));
+  },
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

@@ -77,6 +77,8 @@ describe('migrations', () => {
       before,
     );
     assert.deepEqual(db.prepare("SELECT rowid FROM message_fts WHERE message_fts MATCH 'words' ORDER BY rowid").pluck().all(), [1, 2, 3]);
+    // The index stems English words (version 3).
+    assert.deepEqual(db.prepare("SELECT rowid FROM message_fts WHERE message_fts MATCH 'word' ORDER BY rowid").pluck().all(), [1, 2, 3]);
     // Every user's rows were written: the cursors start at the newest message, nothing is implied.
     assert.deepEqual(db.prepare('SELECT user_id, message_id FROM usermessage_cursor ORDER BY user_id').all(), [
       { user_id: 1, message_id: 3 },
@@ -96,6 +98,36 @@ describe('migrations', () => {
     const again = openDatabase(file);
     assert.equal(again.pragma('user_version', { simple: true }), SCHEMA_VERSION);
     again.close();
+  });
+
+  it('version 3 rebuilds the full-text index with the porter tokenizer, keeping what it indexes', () => {
+    // A version-2 database: today's schema with the full-text index as it was.
+    const file = path.join(dir, 'v2.db');
+    const db = openDatabase(file);
+    db.exec(`
+      INSERT INTO realm (id, string_id, name, date_created) VALUES (1, '', 'Old Org', 1700000000);
+      INSERT INTO user (id, realm_id, email, delivery_email, full_name, api_key, date_joined) VALUES (1, 1, 'a@example.com', 'a@example.com', 'A', 'k', 1700000000);
+      INSERT INTO stream (id, realm_id, name, date_created) VALUES (1, 1, 'old', 1700000000);
+      DROP TABLE message_fts;
+      CREATE VIRTUAL TABLE message_fts USING fts5(topic, content, content='message', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+      INSERT INTO message (realm_id, sender_id, stream_id, topic, topic_key, content, rendered_content, date_sent)
+        VALUES (1, 1, 1, 'Running plans', 'running plans', 'she runs', '<p>she runs</p>', 1), (1, 1, 1, 'Other', 'other', 'we ran', '<p>we ran</p>', 2);
+      INSERT INTO message_fts (rowid, topic, content) SELECT id, topic, content FROM message;
+    `);
+    db.pragma('user_version = 2');
+    const match = (d: Db, q: string) => d.prepare('SELECT rowid FROM message_fts WHERE message_fts MATCH ? ORDER BY rowid').pluck().all(q);
+    assert.deepEqual(match(db, 'run'), []);
+    db.close();
+
+    const migrated = openDatabase(file);
+    assert.equal(migrated.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+    assert.deepEqual(match(migrated, 'run'), [1]);
+    assert.deepEqual(match(migrated, 'topic:run'), [1]);
+    assert.deepEqual(match(migrated, 'ran'), [2]);
+    const fresh = openDatabase(':memory:');
+    assert.deepEqual(schemaOf(migrated), schemaOf(fresh));
+    fresh.close();
+    migrated.close();
   });
 
   it('schemaStatement finds whole statements, triggers up to their END', () => {
