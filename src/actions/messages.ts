@@ -6,23 +6,26 @@ import { errors, JsonableError } from '../http/errors';
 import { codePoints } from '../http/params';
 import { nowSeconds } from '../lib/clock';
 import { checkEmojiReaction, resolveEmojiName } from '../lib/emoji';
-import { isUserInGroup, groupMemberIds } from '../lib/groups';
+import { findGroup, isUserInGroup, groupMemberIds } from '../lib/groups';
 import type { RenderResult } from '../lib/markdown';
 import {
+  MAX_TOPIC_LENGTH,
   findMessage,
+  topicParticipants,
   flagNames,
   formatMessages,
   messageRecipientIds,
   type MessageRow,
 } from '../lib/messages';
-import { FLAG, messageVisibleTo, topicKey } from '../lib/narrow';
+import { directGroupId, FLAG, messageVisibleTo, topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { renderMessage } from '../lib/render';
 import { escapeHtml } from '../lib/html';
 import { invalidCharacterPosition } from '../lib/validate';
 import {
-  canAccessStreamMetadata,
+  canAccessStreamHistory,
   effectiveTopicsPolicy,
+  findSubscription,
   findStreamById,
   findStreamByName,
   isSubscribed,
@@ -32,12 +35,13 @@ import {
 import { findUserByEmail, findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
 import { sendTimeFlags } from './alert-words';
 import { queueMessagePush } from './push';
-import { streamViewers } from './streams';
+import { checkStreamName, streamViewers } from './streams';
+import { setVisibilityPolicy, VISIBILITY_POLICY } from './user-topics';
 import { materializeUserMessages } from '../lib/user-messages';
 import { realmEmojiLookup } from '../lib/realm-emoji';
 
 export const MAX_MESSAGE_LENGTH = 10000;
-export const MAX_TOPIC_LENGTH = 60;
+export { MAX_TOPIC_LENGTH };
 const TRUNCATION_NOTICE = '\n[message truncated]';
 // Zulip lets anyone mention the whole channel when it is this small.
 const WILDCARD_MENTION_THRESHOLD = 15;
@@ -46,9 +50,9 @@ export type Addressee =
   | { kind: 'channel'; streamId?: number; streamName?: string; topic: string | undefined }
   | { kind: 'direct'; userIds?: number[]; emails?: string[] };
 
-/** Trims and bounds message content as Zulip does (over-long content is truncated, not refused). */
+/** Trims and bounds message content as Zulip's normalize_body (over-long content is truncated, not refused). */
 export function normalizeContent(raw: string): string {
-  let content = raw.replace(/\s+$/u, '');
+  let content = raw.replace(/\s+$/u, '').replace(/^\n+/, '');
   if (content.trim() === '') throw errors.badRequest('Message must not be empty');
   if (content.includes('\u0000')) throw errors.badRequest('Message must not contain null bytes');
   if (codePoints(content) > MAX_MESSAGE_LENGTH) {
@@ -67,35 +71,102 @@ export function normalizeTopic(raw: string, realm: RealmRow): string {
   return topic;
 }
 
-/** The channel a message goes to, or Zulip's STREAM_DOES_NOT_EXIST. */
+/**
+ * The channel a message goes to, archived ones included (checkCanSendToChannel refuses those), or
+ * Zulip's STREAM_DOES_NOT_EXIST (validate_stream_name_with_pm_notification: the name is trimmed).
+ */
 function channelForSend(app: App, sender: UserRow, to: Extract<Addressee, { kind: 'channel' }>): StreamRow {
   if (to.streamId !== undefined) {
     const s = findStreamById(app.db, sender.realm_id, to.streamId);
-    if (!s || s.deactivated) throw errors.streamIdMissing(to.streamId);
+    if (!s) throw errors.streamIdMissing(to.streamId);
     return s;
   }
-  const name = to.streamName ?? '';
+  const name = checkStreamName(to.streamName ?? '');
   const s = findStreamByName(app.db, sender.realm_id, name);
-  if (!s || s.deactivated) {
-    throw new JsonableError("Channel '{stream}' does not exist", { code: 'STREAM_DOES_NOT_EXIST', data: { stream: escapeHtml(name) } });
-  }
+  if (!s) throw new JsonableError("Channel '{stream}' does not exist", { code: 'STREAM_DOES_NOT_EXIST', data: { stream: escapeHtml(name) } });
   return s;
 }
 
-/** Whether the sender may post to channel `s` (subscription for private channels, the send group). */
+/**
+ * Whether the sender may post to channel `s`, as Zulip's access_stream_for_send_message: the
+ * channel's can_send_message_group (a bot may use its owner's membership), then access: not archived,
+ * and web-public, public to a non-guest, subscribed, or a bot whose owner is subscribed.
+ */
 export function checkCanSendToChannel(app: App, sender: UserRow, s: StreamRow): void {
-  const subscribed = isSubscribed(app.db, sender.id, s.id);
-  const botOwnerSubscribed = isBot(sender) && sender.bot_owner_id !== null && isSubscribed(app.db, sender.bot_owner_id, s.id);
-  if (!canAccessStreamMetadata(app.db, sender, s) || (s.invite_only && !subscribed && !botOwnerSubscribed) || (isGuest(sender) && !subscribed)) {
-    throw errors.badRequest("Not authorized to send to channel '{channel_name}'", { channel_name: s.name });
-  }
-  if (!isUserInGroup(app.db, sender.id, s.can_send_message_group)) {
+  const mayPost = (userId: number) => isUserInGroup(app.db, userId, s.can_send_message_group);
+  if (!mayPost(sender.id) && !(isBot(sender) && sender.bot_owner_id !== null && mayPost(sender.bot_owner_id))) {
     throw errors.badRequest('You do not have permission to post in this channel.');
+  }
+  const denied = () => errors.badRequest("Not authorized to send to channel '{channel_name}'", { channel_name: s.name });
+  if (s.deactivated) throw denied();
+  if (s.is_web_public) return;
+  if (!s.invite_only && !isGuest(sender)) return;
+  if (isSubscribed(app.db, sender.id, s.id)) return;
+  // Bots can send to any channel their owner can.
+  if (isBot(sender) && sender.bot_owner_id !== null && isSubscribed(app.db, sender.bot_owner_id, s.id)) return;
+  throw denied();
+}
+
+/**
+ * Zulip's check_can_send_direct_message: bots, and conversations with only bots (or oneself), are
+ * free; otherwise someone in the conversation must be in direct_message_permission_group, and a
+ * sender outside direct_message_initiator_group may only write in a conversation that has messages.
+ */
+function checkCanSendDirect(app: App, realm: RealmRow, sender: UserRow, addressees: readonly UserRow[], participantIds: readonly number[]): void {
+  if (isBot(sender)) return;
+  if (addressees.every((u) => isBot(u) || u.id === sender.id)) return;
+  const permission = realm.direct_message_permission_group as number;
+  if (!participantIds.some((id) => isUserInGroup(app.db, id, permission))) {
+    const nobody = findGroup(app.db, realm.id, permission);
+    throw errors.badRequest(
+      nobody?.is_system_group && nobody.name === 'role:nobody'
+        ? 'Direct messages are disabled in this organization.'
+        : 'This conversation does not include any users who can authorize it.',
+    );
+  }
+  if (isUserInGroup(app.db, sender.id, realm.direct_message_initiator_group as number)) return;
+  const conversation = directGroupId(app.db, realm.id, [...participantIds]);
+  if (!stmt(app.db, 'SELECT 1 FROM message WHERE direct_group_id = ? LIMIT 1').get(conversation)) {
+    throw errors.badRequest('You do not have permission to initiate direct message conversations.');
   }
 }
 
-/** Direct-message participants (sender included), validated. */
-function directParticipants(app: App, sender: UserRow, to: Extract<Addressee, { kind: 'direct' }>): UserRow[] {
+/**
+ * Who a topic wildcard mention reaches (Zulip's topic_participant_user_ids): the topic's participants
+ * and the sender.
+ */
+export function topicWildcardParticipants(app: App, streamId: number, topic: string, senderId: number): Set<number> {
+  return topicParticipants(app.db, streamId, topic).add(senderId);
+}
+
+/**
+ * Zulip's stream_wildcard_mention_allowed and topic_wildcard_mention_allowed: a wildcard mention in a
+ * channel of more than 15 subscribers, or a topic of more than 15 participants, needs
+ * can_mention_many_users_group.
+ */
+export function checkWildcardMentions(app: App, sender: UserRow, realm: RealmRow, r: RenderResult, subscriberCount: number, participants: ReadonlySet<number> | null): void {
+  if (!r.wildcardChannel && !r.wildcardTopic) return;
+  if (isUserInGroup(app.db, sender.id, realm.can_mention_many_users_group as number)) return;
+  if (r.wildcardChannel && subscriberCount > WILDCARD_MENTION_THRESHOLD) {
+    throw new JsonableError('You do not have permission to use channel wildcard mentions in this channel.', { code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED' });
+  }
+  if (participants && participants.size > WILDCARD_MENTION_THRESHOLD) {
+    throw new JsonableError('You do not have permission to use topic wildcard mentions in this topic.', { code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED' });
+  }
+}
+
+/** Zulip's check_user_group_mention_allowed: each group mentioned needs its can_mention_group. */
+export function checkGroupMentions(app: App, sender: UserRow, groupIds: ReadonlySet<number>): void {
+  for (const gid of groupIds) {
+    const g = stmt(app.db, 'SELECT name, can_mention_group FROM user_group WHERE id = ?').get(gid) as { name: string; can_mention_group: number } | undefined;
+    if (g && !isUserInGroup(app.db, sender.id, g.can_mention_group)) {
+      throw errors.badRequest("You are not allowed to mention user group '{user_group_name}'.", { user_group_name: g.name });
+    }
+  }
+}
+
+/** The users a direct message is addressed to (as given), validated. */
+function directAddressees(app: App, sender: UserRow, to: Extract<Addressee, { kind: 'direct' }>): UserRow[] {
   const users: UserRow[] = [];
   for (const id of to.userIds ?? []) {
     const u = findUserById(app.db, sender.realm_id, id);
@@ -109,8 +180,7 @@ function directParticipants(app: App, sender: UserRow, to: Extract<Addressee, { 
   }
   if (users.length === 0) throw errors.badRequest('Message must have recipients');
   for (const u of users) if (!u.is_active) throw errors.badRequest("'{email}' is no longer using Zulip.", { email: u.email });
-  const all = [sender, ...users];
-  return all.filter((u, i) => all.findIndex((x) => x.id === u.id) === i);
+  return users;
 }
 
 /** The conversation row for exactly these participants, created on first use. */
@@ -122,6 +192,16 @@ function directGroupFor(db: Db, realmId: number, ids: number[]): number {
   const add = stmt(db, 'INSERT INTO direct_group_member (group_id, user_id) VALUES (?, ?)');
   for (const uid of new Set(ids)) add.run(id, uid);
   return id;
+}
+
+// Zulip's Client.default_read_by_sender: messages sent from these (lower-cased) clients, the apps
+// people type in, start read for their sender; from anything else (integrations, scripts) unread.
+const UI_CLIENTS = new Set(['zulipandroid', 'zulipios', 'zulipdesktop', 'zulipmobile', 'zulipelectron', 'zulipterminal', 'snipe', 'website', 'ios', 'android']);
+
+/** Whether a message sent from `client` is read by its sender unless the request says otherwise. */
+export function defaultReadBySender(client: string): boolean {
+  const name = client.toLowerCase();
+  return UI_CLIENTS.has(name) || name.includes('desktop app');
 }
 
 export interface SendRequest {
@@ -140,19 +220,22 @@ export interface SendRequest {
   readBy?: readonly number[];
 }
 
-/** Mention flag bits each recipient gets from the rendered content. */
-export function mentionBits(app: App, r: RenderResult, recipients: readonly number[]): Map<number, number> {
+/**
+ * Mention flag bits each recipient gets from the rendered content. A topic wildcard mentions the
+ * topic's participants only (Zulip's topic_participant_user_ids; `participants`).
+ */
+export function mentionBits(app: App, r: RenderResult, recipients: readonly number[], participants: ReadonlySet<number> | null = null): Map<number, number> {
   const bits = new Map<number, number>();
   const add = (uid: number, b: number) => bits.set(uid, (bits.get(uid) ?? 0) | b);
   for (const uid of r.mentionedUserIds) add(uid, FLAG.mentioned);
   for (const gid of r.mentionedGroupIds) for (const uid of groupMemberIds(app.db, gid)) add(uid, FLAG.group_mentioned);
   if (r.wildcardChannel) for (const uid of recipients) add(uid, FLAG.stream_wildcard_mentioned);
-  if (r.wildcardTopic) for (const uid of recipients) add(uid, FLAG.topic_wildcard_mentioned);
+  if (r.wildcardTopic) for (const uid of recipients) if (participants === null || participants.has(uid)) add(uid, FLAG.topic_wildcard_mentioned);
   return bits;
 }
 
 /** POST /messages: validates, stores the message and its per-user rows, announces it after commit. */
-export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id: number } {
+export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id: number; automatic_new_visibility_policy?: number } {
   // Every check comes before the first change (the direct-message group is created after them), so
   // the send runs without a savepoint: see WriteBatch.write's checksFirst.
   return app.batch.write(() => {
@@ -181,16 +264,14 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
       streamId = stream.id;
       recipients = subscriberIds(app.db, stream.id);
     } else {
-      recipients = directParticipants(app, sender, req.to).map((u) => u.id);
+      const addressees = directAddressees(app, sender, req.to);
+      recipients = [...new Set([sender.id, ...addressees.map((u) => u.id)])];
+      if (!req.system) checkCanSendDirect(app, realm, sender, addressees, recipients);
     }
     const rendered = renderMessage(app, sender.realm_id, content, sender);
-    if ((rendered.wildcardChannel || rendered.wildcardTopic) && stream && !req.system && recipients.length > WILDCARD_MENTION_THRESHOLD) {
-      if (!isUserInGroup(app.db, sender.id, realm.can_mention_many_users_group as number)) {
-        throw rendered.wildcardChannel
-          ? new JsonableError('You do not have permission to use channel wildcard mentions in this channel.', { code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED' })
-          : new JsonableError('You do not have permission to use topic wildcard mentions in this topic.', { code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED' });
-      }
-    }
+    const participants = rendered.wildcardTopic && stream ? topicWildcardParticipants(app, stream.id, topic, sender.id) : null;
+    if (stream && !req.system) checkWildcardMentions(app, sender, realm, rendered, recipients.length, participants);
+    if (!req.system) checkGroupMentions(app, sender, rendered.mentionedGroupIds);
     // ---- checks are over: changes from here on ----
     if (stream === null) directGroupId = directGroupFor(app.db, sender.realm_id, recipients);
     // The row as stored, kept for the message event (announced after the commit without reading it back).
@@ -237,9 +318,9 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     );
     row.id = id;
     stmt(app.db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(id, topic, content);
-    const mentions = mentionBits(app, rendered, recipients);
+    const mentions = mentionBits(app, rendered, recipients, participants);
     const base = directGroupId !== null ? FLAG.is_private : 0;
-    const readBySender = req.readBySender ?? true;
+    const readBySender = req.readBySender ?? defaultReadBySender(req.client ?? '');
     const all = recipients.includes(sender.id) ? recipients : [...recipients, sender.id];
     if (readBySender) mentions.set(sender.id, (mentions.get(sender.id) ?? 0) | FLAG.read);
     for (const uid of req.readBy ?? []) mentions.set(uid, (mentions.get(uid) ?? 0) | FLAG.read);
@@ -260,12 +341,72 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     if (stream && stream.first_message_id === null) {
       stmt(app.db, 'UPDATE stream SET first_message_id = ? WHERE id = ?').run(id, stream.id);
     }
+    const automatic = stream && !req.system ? applyAutomaticVisibility(app, sender, stream, topic, id, rendered.mentionedUserIds, all) : null;
     app.batch.onCommit(() => {
       announceMessage(app, row, flagsWritten, { localId: req.localId, queueId: req.queueId, senderId: sender.id });
       queueMessagePush(app, id, flagsWritten); // returns at once; the work runs on a later turn
     });
-    return { id };
+    return automatic === null ? { id } : { id, automatic_new_visibility_policy: automatic };
   }, { checksFirst: true });
+}
+
+// Zulip's automatically_follow_topics_policy / automatically_unmute_topics_in_muted_streams_policy values.
+const AUTO = { onParticipation: 1, onSend: 2, onInitiation: 3, never: 4 } as const;
+
+/**
+ * Zulip's visibility_policy_for_send_message: the visibility policy the sender's settings give the
+ * topic they just wrote in, or null when it would not make the topic more visible. `started`:
+ * whether the sender could see no earlier message in the topic.
+ */
+function visibilityAfterSend(sender: UserRow, current: number, channelMuted: boolean, started: () => boolean): number | null {
+  if (current === VISIBILITY_POLICY.followed) return null;
+  const follow = sender.automatically_follow_topics_policy as number;
+  const unmute = sender.automatically_unmute_topics_in_muted_streams_policy as number;
+  if (follow === AUTO.onParticipation || follow === AUTO.onSend) return VISIBILITY_POLICY.followed;
+  let policy: number | null = channelMuted && (unmute === AUTO.onParticipation || unmute === AUTO.onSend) ? VISIBILITY_POLICY.unmuted : null;
+  // A topic with a policy set cannot be one the sender is starting.
+  if (current !== VISIBILITY_POLICY.inherit) return policy !== null && policy === current ? null : policy;
+  if (follow === AUTO.onInitiation && started()) return VISIBILITY_POLICY.followed;
+  if (channelMuted && unmute === AUTO.onInitiation && started()) policy = VISIBILITY_POLICY.unmuted;
+  return policy;
+}
+
+/**
+ * After a channel message (Zulip's do_send_messages): the sender's topic visibility from their
+ * automatic follow/unmute settings, and a follow for mentioned people who asked for it
+ * (automatically_follow_topics_where_mentioned) unless they muted or follow the topic already.
+ * Returns the sender's new policy, for the reply's automatic_new_visibility_policy.
+ */
+function applyAutomaticVisibility(app: App, sender: UserRow, stream: StreamRow, topic: string, messageId: number, mentioned: ReadonlySet<number>, recipients: readonly number[]): number | null {
+  const key = topicKey(topic);
+  const policyOf = stmt(app.db, 'SELECT visibility_policy FROM user_topic WHERE user_id = ? AND stream_id = ? AND topic_key = ?');
+  let chosen: number | null = null;
+  if (!isBot(sender) && !(sender.automatically_follow_topics_policy === AUTO.never && sender.automatically_unmute_topics_in_muted_streams_policy === AUTO.never)) {
+    const current = (policyOf.get(sender.id, stream.id, key) as { visibility_policy: number } | undefined)?.visibility_policy ?? VISIBILITY_POLICY.inherit;
+    const channelMuted = findSubscription(app.db, sender.id, stream.id)?.is_muted === 1;
+    // Started: no earlier message the sender can see (with protected history, only their own rows).
+    const started = () =>
+      canAccessStreamHistory(app.db, sender, stream)
+        ? !stmt(app.db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? AND id <> ? LIMIT 1').get(stream.id, key, messageId)
+        : !stmt(
+            app.db,
+            `SELECT 1 FROM message m WHERE m.stream_id = @stream AND m.topic_key = @key AND m.id <> @id
+               AND (EXISTS (SELECT 1 FROM usermessage um WHERE um.user_id = @user AND um.message_id = m.id)
+                    OR EXISTS (SELECT 1 FROM usermessage_pending p WHERE p.user_id = @user AND p.message_id = m.id)) LIMIT 1`,
+          ).get({ stream: stream.id, key, id: messageId, user: sender.id });
+    chosen = visibilityAfterSend(sender, current, channelMuted, started);
+    if (chosen !== null) setVisibilityPolicy(app, sender, stream, topic, chosen);
+  }
+  const recipientSet = new Set(recipients);
+  for (const uid of mentioned) {
+    if (!recipientSet.has(uid)) continue;
+    const u = findUserById(app.db, sender.realm_id, uid);
+    if (!u || isBot(u) || !u.automatically_follow_topics_where_mentioned) continue;
+    const current = (policyOf.get(uid, stream.id, key) as { visibility_policy: number } | undefined)?.visibility_policy;
+    if (current === VISIBILITY_POLICY.muted || current === VISIBILITY_POLICY.followed) continue;
+    setVisibilityPolicy(app, u, stream, topic, VISIBILITY_POLICY.followed);
+  }
+  return chosen;
 }
 
 /** Records which uploads a message references (the uploads issue grants access through these rows). */
@@ -409,18 +550,27 @@ function canDeleteMessage(app: App, user: UserRow, m: MessageRow, realm: RealmRo
   return true;
 }
 
+/**
+ * Removes messages without a word to anyone: the search index entry, the per-user rows and the message
+ * (reactions and attachment links go with it, ON DELETE CASCADE). The retention job's deletion, and
+ * deleteMessages' first step.
+ */
+export function removeMessageRows(app: App, messages: readonly MessageRow[]): void {
+  for (const m of messages) {
+    stmt(app.db, "INSERT INTO message_fts (message_fts, rowid, topic, content) VALUES ('delete', ?, ?, ?)").run(m.id, m.topic, m.content);
+    stmt(app.db, 'DELETE FROM usermessage WHERE message_id = ?').run(m.id);
+    stmt(app.db, 'DELETE FROM message WHERE id = ?').run(m.id);
+  }
+}
+
 /** Deletes messages (rows, reactions, search index) and announces it; used by DELETE and topic deletion. */
 export function deleteMessages(app: App, realmId: number, messages: MessageRow[]): void {
   if (messages.length === 0) return;
   const recipientsByMessage = new Map<number, number[]>();
   for (const m of messages) recipientsByMessage.set(m.id, messageRecipientIds(app.db, m.id));
+  removeMessageRows(app, messages);
   const touchedStreams = new Set<number>();
-  for (const m of messages) {
-    stmt(app.db, "INSERT INTO message_fts (message_fts, rowid, topic, content) VALUES ('delete', ?, ?, ?)").run(m.id, m.topic, m.content);
-    stmt(app.db, 'DELETE FROM usermessage WHERE message_id = ?').run(m.id);
-    stmt(app.db, 'DELETE FROM message WHERE id = ?').run(m.id);
-    if (m.stream_id !== null) touchedStreams.add(m.stream_id);
-  }
+  for (const m of messages) if (m.stream_id !== null) touchedStreams.add(m.stream_id);
   // Keep first_message_id right: the channel's oldest message may be gone.
   const changedStreams: number[] = [];
   for (const sid of touchedStreams) {

@@ -48,7 +48,7 @@ function legacyMutedTopics(app: App, user: UserRow, realm: RealmRow): [string, s
  * nothing sends nothing; otherwise the legacy `muted_topics` event (the registry drops it for queues
  * that asked for user_topic) and the `user_topic` event.
  */
-function setVisibilityPolicy(app: App, user: UserRow, s: StreamRow, topic: string, policy: number): void {
+export function setVisibilityPolicy(app: App, user: UserRow, s: StreamRow, topic: string, policy: number): void {
   const key = topicKey(topic);
   const existing = stmt(app.db, 'SELECT visibility_policy FROM user_topic WHERE user_id = ? AND stream_id = ? AND topic_key = ?').get(user.id, s.id, key) as
     | { visibility_policy: number }

@@ -5,7 +5,7 @@ import { doUpdateFlags } from '../actions/flags';
 import { doEditMessage } from '../actions/message-edit';
 import { doUpdateFlagsForNarrow, parseAnchor } from '../actions/flags-narrow';
 import { errors } from '../http/errors';
-import { p, validate, zInt, zStr } from '../http/params';
+import { p, zInt } from '../http/params';
 import { route } from '../http/route';
 import { fetchMessages, matchesNarrow } from '../lib/fetch';
 import { flagNames, formatMessages } from '../lib/messages';
@@ -16,18 +16,44 @@ import { accessMessage } from '../actions/messages';
 
 const MESSAGE_TYPES = ['direct', 'private', 'stream', 'channel'] as const;
 
-/** `to` for direct messages: a JSON list of ids or emails, or comma-separated emails. */
-function directAddressee(to: unknown): Addressee {
-  let list: unknown = to;
-  if (typeof to === 'string') {
-    list = to.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  } else if (typeof to === 'number') {
-    list = [to];
+/** `to` of a channel message, as Zulip's extract_stream_indicator: a name (raw or JSON), an id, or a one-element list of either. */
+function channelAddressee(to: unknown, topic: string | undefined): Addressee {
+  let data = to;
+  if (Array.isArray(data)) {
+    if (data.length !== 1) throw errors.badRequest('Expected exactly one channel');
+    data = data[0];
   }
-  const items = validate(v.array(v.union([zInt(), zStr()], 'to[] is not an integer or string')), list, 'to');
-  const userIds = items.filter((x): x is number => typeof x === 'number');
-  const emails = items.filter((x): x is string => typeof x === 'string');
-  return { kind: 'direct', userIds, emails };
+  if (typeof data === 'string') return { kind: 'channel', streamName: data, topic };
+  if (typeof data === 'number' && Number.isInteger(data)) return { kind: 'channel', streamId: data, topic };
+  throw errors.badRequest('Invalid data type for channel');
+}
+
+/**
+ * `to` of a direct message, as Zulip's extract_private_recipients: a JSON list of ids or of emails
+ * (not both), or comma-separated emails; emails trimmed, blanks and repeats dropped.
+ */
+function directAddressee(to: unknown): Addressee {
+  const data = typeof to === 'string' ? to.split(',') : to;
+  if (!Array.isArray(data)) throw errors.badRequest('Invalid data type for recipients');
+  if (data.length === 0) return { kind: 'direct', userIds: [], emails: [] };
+  const mixed = () => errors.badRequest('Recipient lists may contain emails or user IDs, but not both.');
+  if (typeof data[0] === 'string') {
+    if (!data.every((x) => typeof x === 'string')) throw mixed();
+    return { kind: 'direct', emails: [...new Set((data as string[]).map((e) => e.trim()))].filter((e) => e !== '') };
+  }
+  if (!Number.isInteger(data[0])) throw errors.badRequest('Invalid data type for recipients');
+  if (!data.every((x) => Number.isInteger(x))) throw mixed();
+  return { kind: 'direct', userIds: [...new Set(data as number[])] };
+}
+
+/**
+ * The client a request comes from, as Zulip's parse_client names it: the User-Agent's product name
+ * ("ZulipMobile/27.1 (iOS)" → "ZulipMobile"), "Unspecified" without one.
+ */
+function clientName(userAgent: string | undefined): string {
+  if (userAgent === undefined) return 'Unspecified';
+  const m = /^([^/ ]*[^0-9/(]*)(?:\/[^/ ]*)?(?:[ /].*)?$/.exec(userAgent);
+  return (m?.[1] ?? userAgent).trim().slice(0, 30) || 'Unspecified';
 }
 
 const narrowParam = p.json(v.nullable(v.array(v.unknown()))).default([]);
@@ -41,7 +67,7 @@ export const messageRoutes = [
     auth: 'user',
     params: {
       type: p.oneOf(MESSAGE_TYPES),
-      to: p.jsonOrStr(v.union([zInt(), v.array(v.union([zInt(), zStr()]))])).optional(),
+      to: p.jsonOrStr(v.unknown()).optional(),
       content: p.str(),
       topic: p.str().alias('subject').optional(),
       queue_id: p.str().optional(),
@@ -49,20 +75,16 @@ export const messageRoutes = [
       read_by_sender: p.bool().optional(),
     },
     handle({ app, user, params, headers }) {
-      if (params.to === undefined) throw errors.missing('to');
       let to: Addressee;
       if (params.type === 'stream' || params.type === 'channel') {
-        const t = params.to;
-        if (typeof t === 'number') to = { kind: 'channel', streamId: t, topic: params.topic };
-        else if (typeof t === 'string') to = /^[0-9]+$/.test(t) ? { kind: 'channel', streamId: Number(t), topic: params.topic } : { kind: 'channel', streamName: t, topic: params.topic };
-        else if (Array.isArray(t) && t.length === 1) {
-          const only = t[0];
-          to = typeof only === 'number' ? { kind: 'channel', streamId: only, topic: params.topic } : { kind: 'channel', streamName: only, topic: params.topic };
-        } else throw errors.badRequest('Invalid channel name');
+        if (params.to !== undefined) to = channelAddressee(params.to, params.topic);
+        // zulip-compat: without `to`, a bot posts to its default channel (Addressee.legacy_build).
+        else if (user.default_sending_stream_id !== null) to = { kind: 'channel', streamId: user.default_sending_stream_id as number, topic: params.topic };
+        else throw errors.badRequest('Missing channel');
       } else {
-        to = directAddressee(params.to);
+        to = directAddressee(params.to ?? []);
       }
-      const client = (headers['user-agent'] ?? 'API').split('/')[0].slice(0, 30) || 'API';
+      const client = clientName(headers['user-agent']);
       return doSendMessage(app, user, {
         to,
         content: params.content,
@@ -124,7 +146,8 @@ export const messageRoutes = [
     params: { apply_markdown: p.bool().default(true), allow_empty_topic_name: p.bool().default(false) },
     handle({ app, user, params, path }) {
       const m = accessMessage(app, user, Number(path.message_id));
-      const [message] = formatMessages(app.db, [m], { applyMarkdown: params.apply_markdown, clientGravatar: false });
+      // As Zulip's json_fetch_raw_message: client_gravatar on.
+      const [message] = formatMessages(app.db, [m], { applyMarkdown: params.apply_markdown, clientGravatar: true, allowEmptyTopicName: params.allow_empty_topic_name });
       message.flags = flagNames(userMessageFlags(app.db, user.id, m.id));
       // zulip-compat: the deprecated top-level raw_content is still sent.
       return { raw_content: m.content, message };
@@ -150,6 +173,8 @@ export const messageRoutes = [
         streamId: params.stream_id,
         propagateMode: params.propagate_mode,
         prevContentSha256: params.prev_content_sha256,
+        sendNotificationToOldThread: params.send_notification_to_old_thread,
+        sendNotificationToNewThread: params.send_notification_to_new_thread,
       });
     },
   }),
@@ -190,7 +215,7 @@ export const messageRoutes = [
     auth: 'user',
     params: { messages: p.json(v.array(zInt())), op: p.str(), flag: p.str() },
     handle({ app, user, params }) {
-      if (params.op !== 'add' && params.op !== 'remove') throw errors.badRequest("Invalid message flag operation: '{operation}'", { operation: params.op });
+      // The action checks the flag, then the operation, as Zulip does.
       const { ignoredChannels } = doUpdateFlags(app, user, params.messages, params.flag, params.op);
       // zulip-compat: the response echoes the requested ids, not only the changed ones.
       return ignoredChannels ? { messages: params.messages, ignored_because_not_subscribed_channels: ignoredChannels } : { messages: params.messages };
@@ -210,7 +235,6 @@ export const messageRoutes = [
       flag: p.str(),
     },
     handle({ app, user, params }) {
-      if (params.op !== 'add' && params.op !== 'remove') throw errors.badRequest("Invalid message flag operation: '{operation}'", { operation: params.op });
       return doUpdateFlagsForNarrow(app, user, {
         anchor: parseAnchor(params.anchor),
         includeAnchor: params.include_anchor,

@@ -4,6 +4,14 @@ import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { FLAG } from './narrow';
 import { messageUserRows } from './user-messages';
+import { getRealmById, type RealmRow } from './realm';
+import { realmEditHistoryPolicy } from './realm-settings';
+import { codePoints } from '../http/params';
+
+/** Zulip's RESOLVED_TOPIC_PREFIX. */
+export const RESOLVED_TOPIC_PREFIX = '✔ ';
+/** Zulip's max_topic_length, in code points. */
+export const MAX_TOPIC_LENGTH = 60;
 import { topicLinks } from './markdown';
 import { avatarUrl, type UserRow } from './users';
 
@@ -63,6 +71,11 @@ interface SenderInfo {
 export interface FormatOptions {
   applyMarkdown: boolean;
   clientGravatar: boolean;
+  /**
+   * Whether the client takes "" as a topic (allow_empty_topic_name); otherwise the empty topic, in
+   * the message and its edit history, reads as the organization's empty-topic display name. Default true.
+   */
+  allowEmptyTopicName?: boolean;
   /** The messages were just sent: they cannot have reactions yet (spares the query). */
   fresh?: boolean;
 }
@@ -105,6 +118,56 @@ function reactionsOf(db: Db, ids: number[]): Map<number, Record<string, unknown>
 export function loadMessages(db: Db, ids: number[]): MessageRow[] {
   if (ids.length === 0) return [];
   return stmt(db, 'SELECT * FROM message WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id').all(JSON.stringify(ids)) as MessageRow[];
+}
+
+type EditHistoryEntry = Record<string, unknown> & { timestamp: number; topic?: string; prev_topic?: string };
+
+/** Zulip's topic_resolve_toggled: whether an edit only added or removed the resolved prefix. */
+function topicResolveToggled(topic: string, prev: string): boolean {
+  const resolved = (t: string) => t.startsWith(RESOLVED_TOPIC_PREFIX);
+  if (resolved(prev) && !resolved(topic)) return prev.slice(RESOLVED_TOPIC_PREFIX.length) === topic;
+  if (resolved(topic) && !resolved(prev)) {
+    if (codePoints(prev) <= MAX_TOPIC_LENGTH - RESOLVED_TOPIC_PREFIX.length) return topic.slice(RESOLVED_TOPIC_PREFIX.length) === prev;
+    // Resolving may have truncated the topic ("...").
+    if (topic.endsWith('...')) return prev.startsWith(topic.slice(RESOLVED_TOPIC_PREFIX.length, -3));
+  }
+  return false;
+}
+
+/**
+ * Sets the edit-history keys of a message object, as Zulip's messages_for_ids: last_edit_timestamp and
+ * last_moved_timestamp recomputed from the history (resolving a topic is not a move), and the
+ * history itself as the organization's message_edit_history_visibility_policy shows it: all of it,
+ * only moves (content dropped from edits that also moved), or none.
+ */
+function setEditHistoryFields(out: Record<string, unknown>, history: EditHistoryEntry[], realm: RealmRow | null, emptyTopicName: string | null): void {
+  let lastMoved = 0;
+  let lastEdit = 0;
+  for (const item of history) {
+    if ('prev_stream' in item) lastMoved = Math.max(lastMoved, item.timestamp);
+    else if (item.prev_topic !== undefined && !topicResolveToggled(item.topic ?? '', item.prev_topic)) lastMoved = Math.max(lastMoved, item.timestamp);
+    if ('prev_content' in item) lastEdit = Math.max(lastEdit, item.timestamp);
+  }
+  if (lastMoved !== 0) out.last_moved_timestamp = lastMoved;
+  if (lastEdit !== 0) out.last_edit_timestamp = lastEdit;
+  else delete out.last_edit_timestamp;
+  const policy = realm ? realmEditHistoryPolicy(realm) : 'all';
+  if (policy === 'none') return;
+  const visible: EditHistoryEntry[] = [];
+  for (const item of history) {
+    if ('prev_content' in item && policy === 'moves') {
+      if (!('prev_topic' in item)) continue;
+      const { prev_content: _c, prev_rendered_content: _r, content_html_diff: _d, ...move } = item;
+      visible.push(move as EditHistoryEntry);
+    } else visible.push(item);
+  }
+  if (emptyTopicName !== null) {
+    for (const item of visible) {
+      if (item.topic === '') item.topic = emptyTopicName;
+      if (item.prev_topic === '') item.prev_topic = emptyTopicName;
+    }
+  }
+  out.edit_history = visible;
 }
 
 /** Message objects without per-user flags (events add flags per recipient). */
@@ -172,9 +235,12 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
       out.type = 'private';
       out.display_recipient = list;
     }
+    // Recomputed from the edit history when there is one (setEditHistoryFields), as Zulip does.
     if (m.last_edit_time !== null) out.last_edit_timestamp = m.last_edit_time;
-    if (m.last_moved_time !== null) out.last_moved_timestamp = m.last_moved_time;
-    if (m.edit_history) out.edit_history = JSON.parse(m.edit_history);
+    const realmRow = getRealmById(db, m.realm_id);
+    const emptyTopicName = opts.allowEmptyTopicName === false ? (realmRow?.empty_topic_display_name ?? 'general chat') : null;
+    if (m.edit_history) setEditHistoryFields(out, JSON.parse(m.edit_history) as EditHistoryEntry[], realmRow, emptyTopicName);
+    if (emptyTopicName !== null && m.stream_id !== null && m.topic === '') out.subject = emptyTopicName;
     return out;
   });
 }
@@ -182,4 +248,14 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
 /** Ids of the users who have the message, written or implied (who hear about edits, reactions, deletions). */
 export function messageRecipientIds(db: Db, messageId: number): number[] {
   return messageUserRows(db, messageId).map((r) => r.user_id);
+}
+
+/** Zulip's participants_for_topic: who sent or reacted to a message of a channel's topic. */
+export function topicParticipants(db: Db, streamId: number, topic: string): Set<number> {
+  const rows = stmt(
+    db,
+    `SELECT sender_id AS id FROM message WHERE stream_id = @stream AND topic_key = @key
+     UNION SELECT r.user_id FROM reaction r JOIN message m ON m.id = r.message_id WHERE m.stream_id = @stream AND m.topic_key = @key`,
+  ).all({ stream: streamId, key: topic.toLowerCase() }) as { id: number }[];
+  return new Set(rows.map((r) => r.id));
 }

@@ -60,17 +60,27 @@ describe('message events', () => {
     const { id } = await ok(
       t.api(hamlet, 'POST', '/messages', { type: 'channel', to: c, topic: 'hi', content: 'ping @**Othello**', queue_id: qh.id, local_id: '1.01' }),
     );
-    const [eh] = await qh.next();
+    // As Zulip's do_send_messages: hamlet follows the topic he started, othello the one he is mentioned
+    // in (the default automatic settings), and those events (the legacy muted_topics, then user_topic:
+    // these queues asked for every type) come before the message.
+    const followed = (e: Ev) => ({ type: e.type, stream_id: e.stream_id, topic_name: e.topic_name, visibility_policy: e.visibility_policy });
+    const hEvents = await qh.next();
+    assert.deepEqual(hEvents.map((e) => e.type), ['muted_topics', 'user_topic', 'message']);
+    assert.deepEqual(followed(hEvents[1]), { type: 'user_topic', stream_id: c, topic_name: 'hi', visibility_policy: 3 });
+    const eh = hEvents[2];
     assert.equal(eh.local_message_id, '1.01');
     assert.deepEqual(eh.flags, ['read']);
     assert.equal(eh.message.id, id);
-    const [eh2] = await qh2.next();
+    const [, , eh2] = await qh2.next();
     assert.equal('local_message_id' in eh2, false);
-    const [eo] = await qo.next();
+    const oEvents = await qo.next();
+    assert.deepEqual(oEvents.map((e) => e.type), ['muted_topics', 'user_topic', 'message']);
+    assert.deepEqual(followed(oEvents[1]), { type: 'user_topic', stream_id: c, topic_name: 'hi', visibility_policy: 3 });
+    const eo = oEvents[2];
     assert.deepEqual(eo.flags, ['mentioned']);
     assert.equal(eo.message.content_type, 'text/html');
     assert.match(eo.message.content, /^<p>ping <span class="user-mention" data-user-id="\d+">@Othello<\/span><\/p>$/);
-    const [eoRaw] = await qoRaw.next();
+    const [, , eoRaw] = await qoRaw.next();
     assert.deepEqual([eoRaw.message.content, eoRaw.message.content_type], ['ping @**Othello**', 'text/x-markdown']);
     for (const e of [eh, eh2, eo, eoRaw]) for (const k of ['sender_queue_id', 'flags_by_user', 'raw_content', 'public_stream_realm_id']) assert.equal(k in e, false, k);
     assert.deepEqual(await qm.next(), [], 'not subscribed');

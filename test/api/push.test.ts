@@ -188,14 +188,17 @@ describe('POST /mobile_push/register', () => {
     assert.equal(m.payload.topic, 'plans');
     assert.equal(m.payload.content, 'ping @Iago');
     // A plain channel message: channel push notifications are off by default.
-    const plain = await sendToChannel(t, u.othello, general, 'plans', 'nothing special');
+    const plain = await sendToChannel(t, u.othello, general, 'chatter', 'nothing special');
     await noNotification(dev.tokenId, dev.key, plain);
     // Following the topic turns them on for it.
     t.app.db
       .prepare('INSERT INTO user_topic (user_id, stream_id, topic_key, topic_name, visibility_policy, last_updated) VALUES (?, ?, ?, ?, 3, 0)')
-      .run(u.admin.id, general, 'plans', 'plans');
-    const followed = await sendToChannel(t, u.othello, general, 'plans', 'now followed');
+      .run(u.admin.id, general, 'chatter', 'chatter');
+    const followed = await sendToChannel(t, u.othello, general, 'chatter', 'now followed');
     assert.equal((await notificationFor(dev.tokenId, dev.key, (p) => p.message_id === followed)).payload.trigger, 'followed_topic');
+    // Being mentioned in "plans" made Iago follow it (automatically_follow_topics_where_mentioned).
+    const later = await sendToChannel(t, u.othello, general, 'plans', 'more plans');
+    assert.equal((await notificationFor(dev.tokenId, dev.key, (p) => p.message_id === later)).payload.trigger, 'followed_topic');
     // The channel's push setting.
     t.app.db.prepare('UPDATE subscription SET push_notifications = 1 WHERE user_id = ? AND stream_id = ?').run(u.admin.id, general);
     const channel = await sendToChannel(t, u.othello, general, 'other', 'channel push');

@@ -279,11 +279,12 @@ describe('scheduled delivery', () => {
     assert.equal(events[1].message.sender_id, hamlet.id);
     assert.deepEqual(events[1].message.display_recipient.map((r: { id: number }) => r.id), [hamlet.id]);
     assert.match(events[1].message.content, /was not sent because of the following error:/);
-    assert.ok(events[1].message.content.includes(`> Channel with ID '${doomed}' does not exist`), events[1].message.content);
+    // An archived channel is found and refused (Zulip's access_stream_for_send_message).
+    assert.ok(events[1].message.content.includes("> Not authorized to send to channel 'later doomed'"), events[1].message.content);
     assert.deepEqual(events[1].flags, []);
     assert.equal(events.length, 2);
     const row = t.app.db.prepare('SELECT failure_message FROM scheduled_message WHERE id = ?').get(id) as { failure_message: string };
-    assert.equal(row.failure_message, `Channel with ID '${doomed}' does not exist`);
+    assert.equal(row.failure_message, "Not authorized to send to channel 'later doomed'");
     // Not retried while failed.
     offsetMs += 60_000;
     assert.deepEqual(runDueScheduledMessages(t.app), { delivered: 0, failed: 0 });

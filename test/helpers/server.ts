@@ -45,6 +45,9 @@ export interface ApiResponse {
 
 export const PASSWORD = 'correct-horse-battery';
 
+/** The User-Agent of the test client: a Zulip app (see raw() below). */
+export const TEST_USER_AGENT = 'ZulipTerminal/0.7.0 (Parley test suite)';
+
 export function basicAuth(user: { email: string; apiKey: string }): string {
   return 'Basic ' + Buffer.from(`${user.email}:${user.apiKey}`).toString('base64');
 }
@@ -129,8 +132,11 @@ export async function startTestServer(
   app.batch.commit();
   const server = await startServer(app, [...allRoutes, ...(opts.extraRoutes ?? [])], config.host, 0);
   app.publicUrl = server.url;
+  // Requests say they come from a Zulip app (as Zulip's own test client counts as one): messages the
+  // tests send start read for their sender, as Zulip's default_read_by_sender has it for apps people
+  // type in. A test of other clients sets its own User-Agent.
   const raw: TestServer['raw'] = async (method, rawPath, init = {}) =>
-    toResponse(await fetch(server.url + rawPath, { method, headers: init.headers, body: init.body as never }));
+    toResponse(await fetch(server.url + rawPath, { method, headers: { 'user-agent': TEST_USER_AGENT, ...init.headers }, body: init.body as never }));
   return {
     app,
     server,

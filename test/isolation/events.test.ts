@@ -60,6 +60,11 @@ before(async () => {
   });
   otherBot = { id: bot2.userId, email: 'othello-bot@example.com', apiKey: bot2.apiKey, password: '', fullName: "Othello's Bot" };
   t.app.batch.commit();
+  // Sending here must not also follow topics (user_topic events of the sender's own): not what these rows test.
+  for (const user of [u.hamlet, u.othello]) {
+    const res = await t.api(user, 'PATCH', '/settings', { automatically_follow_topics_policy: 4, automatically_follow_topics_where_mentioned: false });
+    assert.equal(res.status, 200, res.text);
+  }
   ch.secret = await createChannel(t, u.hamlet, 'secret', [u.hamlet, u.othello], { invite_only: true });
   ch.open = await createChannel(t, u.hamlet, 'open', [u.hamlet]);
   m.secret = await sendToChannel(t, u.hamlet, ch.secret, 'plans', 'old secret');

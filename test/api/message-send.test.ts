@@ -1,0 +1,289 @@
+// POST /messages as Zulip's send path decides it: addressing (extract_stream_indicator,
+// extract_private_recipients, Addressee.legacy_build), access (access_stream_for_send_message),
+// direct-message permissions (check_can_send_direct_message), wildcard and group mention
+// permissions, and the content normalisation of normalize_body.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { basicAuth, startTestServer, type TestServer, type TestUser } from '../helpers/server';
+import { createChannel, err, sendDirect, sendToChannel, systemGroups } from '../helpers/chat';
+
+let t: TestServer;
+let general: number;
+before(async () => {
+  t = await startTestServer();
+  general = await createChannel(t, t.users.owner, 'send-general', [t.users.owner, t.users.hamlet, t.users.othello, t.users.guest]);
+});
+after(() => t.close());
+
+async function send(user: TestUser, params: Record<string, unknown>) {
+  return t.api(user, 'POST', '/messages', { content: 'x', ...params });
+}
+
+async function readBack(user: TestUser, id: number) {
+  const res = await t.api(user, 'GET', `/messages/${id}`, { allow_empty_topic_name: true });
+  assert.equal(res.status, 200, res.text);
+  return res.body;
+}
+
+async function patchRealm(params: Record<string, unknown>) {
+  const res = await t.api(t.users.owner, 'PATCH', '/realm', params);
+  assert.equal(res.status, 200, res.text);
+}
+
+describe('POST /messages addressing', () => {
+  it('reads `to` as Zulip does: a string is a name, a number an id, a list one of either', async () => {
+    const numeric = await createChannel(t, t.users.owner, '2024', [t.users.hamlet]);
+    // A JSON-quoted number is a channel name.
+    let res = await send(t.users.hamlet, { type: 'channel', to: JSON.stringify('2024'), topic: 't' });
+    assert.equal(res.status, 200, res.text);
+    assert.equal((await readBack(t.users.hamlet, res.body.id)).message.stream_id, numeric);
+    res = await send(t.users.hamlet, { type: 'channel', to: `["send-general"]`, topic: 't' });
+    assert.equal((await readBack(t.users.hamlet, res.body.id)).message.stream_id, general);
+    res = await send(t.users.hamlet, { type: 'channel', to: ' send-general ', topic: 't' });
+    assert.equal((await readBack(t.users.hamlet, res.body.id)).message.stream_id, general, 'the name is trimmed');
+    res = await send(t.users.hamlet, { type: 'channel', to: `[${general}, "x"]`, topic: 't' });
+    assert.deepEqual(res.body, err('Expected exactly one channel'));
+    res = await send(t.users.hamlet, { type: 'channel', to: '{"a": 1}', topic: 't' });
+    assert.deepEqual(res.body, err('Invalid data type for channel'));
+    res = await send(t.users.hamlet, { type: 'channel', to: '   ', topic: 't' });
+    assert.deepEqual(res.body, err("Channel name can't be empty."));
+    res = await send(t.users.hamlet, { type: 'channel', topic: 't' });
+    assert.deepEqual(res.body, err('Missing channel'));
+  });
+
+  it('reads direct recipients as ids or emails, not both, and trims emails', async () => {
+    const u = t.users;
+    let res = await send(u.hamlet, { type: 'direct', to: String(u.othello.id) });
+    assert.deepEqual(res.body, err('Invalid data type for recipients'));
+    res = await send(u.hamlet, { type: 'direct', to: JSON.stringify([u.othello.id, u.owner.email]) });
+    assert.deepEqual(res.body, err('Recipient lists may contain emails or user IDs, but not both.'));
+    res = await send(u.hamlet, { type: 'direct', to: JSON.stringify([u.owner.email, u.othello.id]) });
+    assert.deepEqual(res.body, err('Recipient lists may contain emails or user IDs, but not both.'));
+    res = await send(u.hamlet, { type: 'direct', to: ` ${u.othello.email} ,${u.othello.email}, ` });
+    assert.equal(res.status, 200, res.text);
+    const m = (await readBack(u.hamlet, res.body.id)).message;
+    assert.deepEqual(m.display_recipient.map((r: { id: number }) => r.id).sort(), [u.hamlet.id, u.othello.id].sort());
+    res = await send(u.hamlet, { type: 'direct' });
+    assert.deepEqual(res.body, err('Message must have recipients'));
+  });
+
+  it('a bot without `to` posts to its default sending channel', async () => {
+    const bot = t.users.bot;
+    const res = await t.api(t.users.hamlet, 'PATCH', `/bots/${bot.id}`, { default_sending_stream: 'send-general' });
+    assert.equal(res.status, 200, res.text);
+    const sent = await send(bot, { type: 'channel', topic: 'defaults' });
+    assert.equal(sent.status, 200, sent.text);
+    assert.equal((await readBack(t.users.hamlet, sent.body.id)).message.stream_id, general);
+  });
+
+  it('drops leading blank lines and trailing whitespace (normalize_body)', async () => {
+    const res = await send(t.users.hamlet, { type: 'channel', to: general, topic: 't', content: '\n\n  indented\n\n' });
+    assert.equal((await readBack(t.users.hamlet, res.body.id)).raw_content, '  indented');
+  });
+});
+
+describe('POST /messages access', () => {
+  it('refuses an archived channel by id and by name as not authorized, not as missing', async () => {
+    const c = await createChannel(t, t.users.owner, 'send-archived', [t.users.hamlet]);
+    assert.equal((await t.api(t.users.owner, 'DELETE', `/streams/${c}`)).status, 200);
+    const refused = err("Not authorized to send to channel 'send-archived'");
+    assert.deepEqual((await send(t.users.hamlet, { type: 'channel', to: c, topic: 't' })).body, refused);
+    assert.deepEqual((await send(t.users.hamlet, { type: 'channel', to: 'send-archived', topic: 't' })).body, refused);
+  });
+
+  it('a bot may post to a private channel its owner is subscribed to', async () => {
+    // The seeded bot belongs to hamlet.
+    const c = await createChannel(t, t.users.hamlet, 'send-owner-private', [t.users.hamlet], { invite_only: true });
+    const res = await send(t.users.bot, { type: 'channel', to: c, topic: 't' });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual((await send(t.users.othello, { type: 'channel', to: c, topic: 't' })).body, err("Not authorized to send to channel 'send-owner-private'"));
+  });
+});
+
+describe('POST /messages direct-message permissions', () => {
+  it('direct_message_permission_group: someone in the conversation must be in it', async () => {
+    const g = systemGroups(t);
+    const u = t.users;
+    await patchRealm({ direct_message_permission_group: JSON.stringify({ new: g['role:nobody'] }) });
+    assert.deepEqual((await send(u.hamlet, { type: 'direct', to: JSON.stringify([u.othello.id]) })).body, err('Direct messages are disabled in this organization.'));
+    // To oneself and to bots is always allowed.
+    assert.equal((await send(u.hamlet, { type: 'direct', to: JSON.stringify([u.hamlet.id]) })).status, 200);
+    assert.equal((await send(u.hamlet, { type: 'direct', to: JSON.stringify([u.bot.id]) })).status, 200);
+    await patchRealm({ direct_message_permission_group: JSON.stringify({ new: g['role:administrators'] }) });
+    assert.deepEqual(
+      (await send(u.hamlet, { type: 'direct', to: JSON.stringify([u.othello.id]) })).body,
+      err('This conversation does not include any users who can authorize it.'),
+    );
+    assert.equal((await send(u.hamlet, { type: 'direct', to: JSON.stringify([u.admin.id]) })).status, 200, 'an administrator in the conversation authorizes it');
+    await patchRealm({ direct_message_permission_group: JSON.stringify({ new: g['role:everyone'] }) });
+  });
+
+  it('direct_message_initiator_group: others may only write in conversations that exist', async () => {
+    const g = systemGroups(t);
+    const u = t.users;
+    await patchRealm({ direct_message_initiator_group: JSON.stringify({ new: g['role:administrators'] }) });
+    assert.deepEqual(
+      (await send(u.hamlet, { type: 'direct', to: JSON.stringify([u.moderator.id]) })).body,
+      err('You do not have permission to initiate direct message conversations.'),
+    );
+    // An administrator starts a conversation; hamlet may answer in it.
+    await sendDirect(t, u.admin, [u.hamlet], 'hello hamlet');
+    assert.equal((await send(u.hamlet, { type: 'direct', to: JSON.stringify([u.admin.id]) })).status, 200);
+    await patchRealm({ direct_message_initiator_group: JSON.stringify({ new: g['role:everyone'] }) });
+  });
+});
+
+describe('POST /messages mention permissions', () => {
+  it('a topic wildcard counts the topic’s participants, and mentions only them', async () => {
+    const u = t.users;
+    const many: TestUser[] = [];
+    for (let i = 0; i < 17; i++) {
+      const res = await t.api(u.owner, 'POST', '/users', { email: `many${i}@example.com`, password: 'pw-many-users', full_name: `Many ${i}` });
+      assert.equal(res.status, 200, res.text);
+      many.push({ id: res.body.user_id, email: `many${i}@example.com`, apiKey: '', password: '', fullName: `Many ${i}` });
+    }
+    const c = await createChannel(t, u.owner, 'send-crowd', [u.hamlet, u.othello, ...many]);
+    // A channel of 20: a channel wildcard needs can_mention_many_users_group (administrators).
+    assert.deepEqual(
+      (await send(u.hamlet, { type: 'channel', to: c, topic: 'quiet', content: '@**all** hi' })).body,
+      err('You do not have permission to use channel wildcard mentions in this channel.', 'STREAM_WILDCARD_MENTION_NOT_ALLOWED'),
+    );
+    // A topic with two participants: fine, and only they are mentioned.
+    await sendToChannel(t, u.othello, c, 'quiet', 'first');
+    const res = await send(u.hamlet, { type: 'channel', to: c, topic: 'quiet', content: '@**topic** look' });
+    assert.equal(res.status, 200, res.text);
+    const flags = t.app.db.prepare('SELECT user_id, flags FROM usermessage WHERE message_id = ? AND (flags & 32) <> 0 ORDER BY user_id').all(res.body.id);
+    assert.deepEqual(flags.map((r: any) => r.user_id), [u.hamlet.id, u.othello.id].sort((a, b) => a - b));
+  });
+
+  it('a group mention needs the group’s can_mention_group; a silent one does not', async () => {
+    const g = systemGroups(t);
+    const created = await t.api(t.users.owner, 'POST', '/user_groups/create', {
+      name: 'leads',
+      description: 'd',
+      members: JSON.stringify([t.users.othello.id]),
+      can_mention_group: JSON.stringify(g['role:administrators']),
+    });
+    assert.equal(created.status, 200, created.text);
+    assert.deepEqual(
+      (await send(t.users.hamlet, { type: 'channel', to: general, topic: 't', content: 'ping @*leads*' })).body,
+      err("You are not allowed to mention user group 'leads'."),
+    );
+    assert.equal((await send(t.users.hamlet, { type: 'channel', to: general, topic: 't', content: 'ping @_*leads*' })).status, 200);
+    assert.equal((await send(t.users.admin, { type: 'channel', to: general, topic: 't', content: 'ping @*leads*' })).status, 200);
+  });
+});
+
+describe('message objects', () => {
+  it('show edit history as message_edit_history_visibility_policy allows, and resolving is not a move', async () => {
+    const u = t.users;
+    const id = await sendToChannel(t, u.hamlet, general, 'history', 'before');
+    let res = await t.api(u.hamlet, 'PATCH', `/messages/${id}`, { content: 'after' });
+    assert.equal(res.status, 200, res.text);
+    res = await t.api(u.hamlet, 'PATCH', `/messages/${id}`, { topic: 'history moved', send_notification_to_new_thread: false });
+    assert.equal(res.status, 200, res.text);
+    const fetchOne = async () => (await t.api(u.othello, 'GET', '/messages', { message_ids: JSON.stringify([id]), narrow: JSON.stringify([{ operator: 'channel', operand: general }]) })).body.messages[0];
+    let m = await fetchOne();
+    assert.deepEqual(m.edit_history.map((e: Record<string, unknown>) => Object.keys(e).sort()), [
+      ['prev_topic', 'timestamp', 'topic', 'user_id'],
+      ['prev_content', 'prev_rendered_content', 'prev_rendered_content_version', 'timestamp', 'user_id'],
+    ]);
+    await patchRealm({ message_edit_history_visibility_policy: 'moves' });
+    m = await fetchOne();
+    assert.deepEqual(m.edit_history.map((e: Record<string, unknown>) => Object.keys(e).sort()), [['prev_topic', 'timestamp', 'topic', 'user_id']]);
+    assert.equal(typeof m.last_edit_timestamp, 'number');
+    await patchRealm({ message_edit_history_visibility_policy: 'none' });
+    m = await fetchOne();
+    assert.equal('edit_history' in m, false);
+    assert.equal(typeof m.last_moved_timestamp, 'number');
+    await patchRealm({ message_edit_history_visibility_policy: 'all' });
+    // Resolving a topic is not a move.
+    const r = await sendToChannel(t, u.hamlet, general, 'to resolve', 'x');
+    res = await t.api(u.hamlet, 'PATCH', `/messages/${r}`, { topic: '✔ to resolve', send_notification_to_new_thread: false });
+    assert.equal(res.status, 200, res.text);
+    const resolved = (await readBack(u.othello, r)).message;
+    assert.equal(resolved.subject, '✔ to resolve');
+    assert.equal('last_moved_timestamp' in resolved, false);
+  });
+});
+
+
+describe('automatic topic visibility after a send', () => {
+  const userTopics = async (user: TestUser) => {
+    const res = await t.api(user, 'POST', '/register', { event_types: JSON.stringify(['user_topic']), fetch_event_types: JSON.stringify(['user_topic']) });
+    assert.equal(res.status, 200, res.text);
+    return (res.body.user_topics as { stream_id: number; topic_name: string; visibility_policy: number }[]).map((x) => [x.stream_id, x.topic_name, x.visibility_policy]);
+  };
+
+  it('the sender follows a topic they start (the default), and the reply says so; later messages change nothing', async () => {
+    const u = t.users;
+    const c = await createChannel(t, u.owner, 'auto-follow', [u.hamlet, u.othello]);
+    let res = await send(u.hamlet, { type: 'channel', to: c, topic: 'fresh' });
+    assert.deepEqual(res.body, { result: 'success', msg: '', id: res.body.id, automatic_new_visibility_policy: 3 });
+    res = await send(u.hamlet, { type: 'channel', to: c, topic: 'fresh' });
+    assert.deepEqual(res.body, { result: 'success', msg: '', id: res.body.id });
+    // othello did not start it: nothing for him.
+    res = await send(u.othello, { type: 'channel', to: c, topic: 'fresh' });
+    assert.deepEqual(res.body, { result: 'success', msg: '', id: res.body.id });
+    assert.deepEqual((await userTopics(u.hamlet)).filter(([s]) => s === c), [[c, 'fresh', 3]]);
+    assert.deepEqual((await userTopics(u.othello)).filter(([s]) => s === c), []);
+  });
+
+  it('mentioned people who asked for it follow the topic, unless they muted it', async () => {
+    const u = t.users;
+    const c = await createChannel(t, u.owner, 'auto-mention', [u.hamlet, u.othello, u.moderator]);
+    await sendToChannel(t, u.hamlet, c, 'talk', 'first');
+    const muted = await t.api(u.moderator, 'POST', '/user_topics', { stream_id: c, topic: 'talk', visibility_policy: 1 });
+    assert.equal(muted.status, 200, muted.text);
+    await sendToChannel(t, u.hamlet, c, 'talk', '@**Othello** @**Shiva** look');
+    assert.deepEqual((await userTopics(u.othello)).filter(([s]) => s === c), [[c, 'talk', 3]]);
+    assert.deepEqual((await userTopics(u.moderator)).filter(([s]) => s === c), [[c, 'talk', 1]]);
+  });
+
+  it('the defaults are Zulip’s: follow topics one starts (3), unmute on send in muted channels (2), follow where mentioned', async () => {
+    const res = await t.api(t.users.othello, 'POST', '/register', { fetch_event_types: JSON.stringify(['user_settings', 'realm_user_settings_defaults']) });
+    assert.equal(res.status, 200, res.text);
+    const pick = (o: Record<string, unknown>) => [o.automatically_follow_topics_policy, o.automatically_unmute_topics_in_muted_streams_policy, o.automatically_follow_topics_where_mentioned];
+    assert.deepEqual(pick(res.body.user_settings), [3, 2, true]);
+    assert.deepEqual(pick(res.body.realm_user_settings_defaults), [3, 2, true]);
+  });
+
+  it('sending in a muted channel unmutes the topic, per automatically_unmute_topics_in_muted_streams_policy', async () => {
+    const u = t.users;
+    const c = await createChannel(t, u.owner, 'auto-unmute', [u.hamlet, u.othello]);
+    await sendToChannel(t, u.othello, c, 'old', 'first');
+    let res = await t.api(u.hamlet, 'PATCH', '/settings', { automatically_follow_topics_policy: 4, automatically_unmute_topics_in_muted_streams_policy: 2 });
+    assert.equal(res.status, 200, res.text);
+    res = await t.api(u.hamlet, 'POST', '/users/me/subscriptions/properties', { subscription_data: JSON.stringify([{ stream_id: c, property: 'is_muted', value: true }]) });
+    assert.equal(res.status, 200, res.text);
+    res = await send(u.hamlet, { type: 'channel', to: c, topic: 'old' });
+    assert.deepEqual(res.body, { result: 'success', msg: '', id: res.body.id, automatic_new_visibility_policy: 2 });
+    assert.deepEqual((await userTopics(u.hamlet)).filter(([s]) => s === c), [[c, 'old', 2]]);
+    res = await t.api(u.hamlet, 'PATCH', '/settings', { automatically_follow_topics_policy: 3, automatically_unmute_topics_in_muted_streams_policy: 2 });
+    assert.equal(res.status, 200, res.text);
+  });
+});
+
+describe('POST /messages read_by_sender', () => {
+  async function sendAs(userAgent: string, extra: Record<string, unknown> = {}) {
+    const u = t.users.hamlet;
+    const headers: Record<string, string> = { authorization: basicAuth(u), 'content-type': 'application/x-www-form-urlencoded', 'user-agent': userAgent };
+    const body = new URLSearchParams({ type: 'channel', to: String(general), topic: 'clients', content: 'x', ...extra }).toString();
+    const res = await t.raw('POST', '/api/v1/messages', { headers, body });
+    assert.equal(res.status, 200, res.text);
+    const m = (await readBack(u, res.body.id)).message;
+    return { client: m.client, flags: m.flags };
+  }
+
+  it('is read for the sender when sent from a Zulip app, unread from an integration, as Zulip’s default_read_by_sender', async () => {
+    assert.deepEqual(await sendAs('ZulipMobile/27.1 (iOS 17.2)'), { client: 'ZulipMobile', flags: ['read'] });
+    assert.deepEqual(await sendAs('ZulipElectron/5.11.1'), { client: 'ZulipElectron', flags: ['read'] });
+    assert.deepEqual(await sendAs('python-requests/2.31.0'), { client: 'python-requests', flags: [] });
+    assert.deepEqual(await sendAs('ZulipGitHubWebhook/1.0'), { client: 'ZulipGitHubWebhook', flags: [] });
+  });
+
+  it('read_by_sender overrides the client heuristic', async () => {
+    assert.deepEqual(await sendAs('ZulipMobile/27.1', { read_by_sender: 'false' }), { client: 'ZulipMobile', flags: [] });
+    assert.deepEqual(await sendAs('curl/8.5.0', { read_by_sender: 'true' }), { client: 'curl', flags: ['read'] });
+  });
+});
