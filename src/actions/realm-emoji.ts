@@ -7,7 +7,7 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors, JsonableError } from '../http/errors';
 import { unicodeEmojiCode } from '../lib/emoji';
-import { listRealmEmoji } from '../lib/realm-emoji';
+import { listRealmEmoji, type RealmEmojiRow } from '../lib/realm-emoji';
 import { isUserInGroup } from '../lib/groups';
 import { getRealmById } from '../lib/realm';
 import { isAdmin, isGuest, type UserRow } from '../lib/users';
@@ -24,14 +24,6 @@ export const EMOJI_TYPES: Record<string, string> = {
   '.jpeg': 'image/jpeg',
   '.webp': 'image/webp',
 };
-
-interface RealmEmojiRow {
-  id: number;
-  name: string;
-  author_id: number | null;
-  file_name: string | null;
-  deactivated: number;
-}
 
 /** The file holding a realm emoji image, or null for names that could leave the directory. */
 export function emojiFilePath(app: App, realmId: number, fileName: string): string | null {

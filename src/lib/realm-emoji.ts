@@ -4,7 +4,7 @@ import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import type { RealmEmojiInfo } from './emoji';
 
-interface RealmEmojiRow {
+export interface RealmEmojiRow {
   id: number;
   name: string;
   author_id: number | null;
