@@ -94,7 +94,7 @@ export class WriteBatch {
     this.dirty = true;
     this.epoch++;
     const light = opts?.checksFirst === true && this.pending.length === 0;
-    const changesBefore = light ? (this.totalChanges.get() as number) : 0;
+    const changesBefore = this.totalChanges.get() as number;
     if (!light) this.db.exec('SAVEPOINT w');
     this.pending.push([]);
     let result: T;
@@ -105,6 +105,13 @@ export class WriteBatch {
       if (!light) {
         this.db.exec('ROLLBACK TO w');
         this.db.exec('RELEASE w');
+        // The in-memory caches (src/db/watch.ts) heard the undone changes and may since have read the
+        // undone rows back (a channel made public, then a refused folder id): a rollback fires no
+        // trigger, so they are emptied here, or they would serve rows that were never committed.
+        if ((this.totalChanges.get() as number) !== changesBefore) {
+          this.epoch++;
+          invalidateAll(this.db);
+        }
       } else if ((this.totalChanges.get() as number) !== changesBefore) {
         console.error('parley: a write failed after changing the database; rolling back the whole turn', err);
         this.abortTurn();

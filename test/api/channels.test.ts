@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server';
-import { createChannel, err, SUCCESS, systemGroups, type SystemGroupName } from '../helpers/chat';
+import { createChannel, err, sendToChannel, SUCCESS, systemGroups, type SystemGroupName } from '../helpers/chat';
 import { queuedEvents, registerQueue } from '../helpers/events';
 
 const NOW = 1_700_000_000;
@@ -579,6 +579,21 @@ describe('PATCH /streams/{stream_id}: access settings as Zulip\'s update_stream_
     }
     const res = await t.api(u.admin, 'PATCH', `/streams/${id}`, { description: 'seen from outside', can_send_message_group: { new: g['role:members'] } });
     assert.deepEqual(res.body, SUCCESS);
+  });
+
+  it('a refused later change leaves nothing of the earlier ones, in memory either (the private history stays private)', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'rolled-back-privacy', [u.hamlet], { invite_only: true });
+    await sendToChannel(t, u.hamlet, id, 'secret', 'private words');
+    // is_private=false is applied (and the channel row re-read) before the folder is refused.
+    let res = await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { is_private: false, folder_id: 999999 });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, err('Invalid channel folder ID'));
+    const s = await getChannel(id, u.hamlet);
+    assert.deepEqual([s.invite_only, s.history_public_to_subscribers], [true, false]);
+    res = await t.api(u.othello, 'GET', '/messages', { anchor: 'newest', num_before: 10, narrow: [{ operator: 'channel', operand: id }] });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.messages, []);
   });
 
   it('protected history with can_create_topic_group other than role:everyone is an incompatible combination', async () => {
