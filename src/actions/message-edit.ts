@@ -23,7 +23,7 @@ import {
   type StreamRow,
 } from '../lib/streams';
 import { materializeUserMessages, messageUserRows } from '../lib/user-messages';
-import { findUserById, isAdmin, isBot, type UserRow } from '../lib/users';
+import { findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
 import { sendTimeFlags } from './alert-words';
 import { anyVisibleInTopic, sendMoveNotices } from './message-move-notices';
 import { accessMessage, checkGroupMentions, checkWildcardMentions, mentionBits, normalizeContent, normalizeTopic, topicWildcardParticipants } from './messages';
@@ -353,21 +353,29 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
       stmt(app.db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(msg.id, topic, content);
     }
 
-    // Moving to another channel: its subscribers gain rows (as read); users who can no longer see the
-    // messages lose theirs. Every row is a written one by now: changing a message's channel first
-    // wrote the implied rows of both channels' subscribers (schema.sql, trigger message_move_cursor).
-    const losing = new Set<number>();
+    // Moving to another channel, as Zulip's do_update_message: the old channel's subscribers who are
+    // not the new one's lose their rows (those who cannot read the new channel at all, guests or a
+    // private target, hear a delete_message); with protected history in the new channel, its
+    // subscribers who were not the old one's gain read rows (with shared history they read it as
+    // history, like any older message). Subscribers here include deactivated users, as Zulip's.
+    // Every row is a written one by now: changing a message's channel first wrote the implied rows of
+    // both channels' subscribers (schema.sql, trigger message_move_cursor).
+    const losingAccess: number[] = [];
     if (newStream && stream) {
-      const subs = new Set(subscriberIds(app.db, newStream.id));
+      const subscribed = (id: number) => new Set((stmt(app.db, 'SELECT user_id FROM subscription WHERE stream_id = ? AND active = 1').all(id) as { user_id: number }[]).map((r) => r.user_id));
+      const oldSubs = subscribed(stream.id);
+      const newSubs = subscribed(newStream.id);
+      const losing = [...oldSubs].filter((uid) => !newSubs.has(uid));
+      for (const uid of losing) {
+        const u = findUserById(app.db, user.realm_id, uid);
+        if (u && (isGuest(u) || newStream.invite_only === 1)) losingAccess.push(uid);
+      }
+      const gaining = newStream.history_public_to_subscribers === 1 ? [] : [...newSubs].filter((uid) => !oldSubs.has(uid));
+      const drop = stmt(app.db, 'DELETE FROM usermessage WHERE user_id = ? AND message_id = ?');
+      const gain = stmt(app.db, 'INSERT OR IGNORE INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)');
       for (const msg of affected) {
-        for (const r of stmt(app.db, 'SELECT user_id FROM usermessage WHERE message_id = ?').all(msg.id) as { user_id: number }[]) {
-          const u = findUserById(app.db, user.realm_id, r.user_id) as UserRow;
-          if (!subs.has(r.user_id) && !canAccessStreamHistory(app.db, u, newStream) && !isAdmin(u) && r.user_id !== msg.sender_id) {
-            stmt(app.db, 'DELETE FROM usermessage WHERE user_id = ? AND message_id = ?').run(r.user_id, msg.id);
-            losing.add(r.user_id);
-          }
-        }
-        for (const uid of subs) stmt(app.db, 'INSERT OR IGNORE INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)').run(uid, msg.id, FLAG.read);
+        for (const uid of losing) drop.run(uid, msg.id);
+        for (const uid of gaining) gain.run(uid, msg.id, FLAG.read);
       }
       if (newStream.first_message_id === null || affected[0].id < newStream.first_message_id) {
         stmt(app.db, 'UPDATE stream SET first_message_id = (SELECT min(id) FROM message WHERE stream_id = ?) WHERE id = ?').run(newStream.id, newStream.id);
@@ -375,11 +383,21 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
       stmt(app.db, 'UPDATE stream SET first_message_id = (SELECT min(id) FROM message WHERE stream_id = ?) WHERE id = ?').run(stream.id, stream.id);
     }
 
-    // The event carries each holder's flags as they are now (after the content's new mentions).
     const ids = affected.map((x) => x.id);
     const newTopicLinks = topicEdited && newTopic !== '' ? linkifiedTopic(app, user.realm_id, newTopic) : [];
+    // Who hears the update, as Zulip: the target message's row holders with their flags as they are
+    // now (after the content's new mentions), and with shared history in the (old) channel its active
+    // subscribers too (as read), but not those told the messages are gone.
     const rows = messageUserRows(app.db, m.id);
-    const flagsByUser = Object.fromEntries(rows.map((r) => [r.user_id, flagNames(r.flags)]));
+    const flagsByUser: Record<number, string[]> = Object.fromEntries(rows.map((r) => [r.user_id, flagNames(r.flags)]));
+    if (stream && stream.history_public_to_subscribers === 1) {
+      const gone = new Set(losingAccess);
+      for (const uid of subscriberIds(app.db, stream.id)) if (!(uid in flagsByUser) && !gone.has(uid)) flagsByUser[uid] = ['read'];
+    }
+    // Beyond Zulip, holders of the other moved messages hear it too (a later subscriber of a channel
+    // with protected history may hold rows for some of them only).
+    const recipients = new Set<number>(Object.keys(flagsByUser).map(Number));
+    for (const id2 of ids) if (id2 !== m.id) for (const uid of messageRecipientIds(app.db, id2)) recipients.add(uid);
     app.batch.onCommit(() => {
       const event: Record<string, unknown> = {
         type: 'update_message',
@@ -408,11 +426,9 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
           if (newStream) event.new_stream_id = newStream.id;
         }
       }
-      const recipients = new Set<number>(rows.map((r) => r.user_id));
-      for (const id2 of ids) for (const uid of messageRecipientIds(app.db, id2)) recipients.add(uid);
       app.events.send(event as { type: string }, [...recipients]);
-      if (losing.size) {
-        app.events.send({ type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: stream?.id, topic: origTopic }, [...losing]);
+      if (losingAccess.length) {
+        app.events.send({ type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: stream?.id, topic: origTopic }, losingAccess);
       }
     });
 

@@ -136,21 +136,42 @@ describe('implied message rows', () => {
     assert.ok(whileAway > first);
   });
 
-  it('moving messages to another channel: the new channel’s subscribers get them read, the old one’s keep theirs', async () => {
+  it('moving messages to a public channel (as Zulip): the old channel’s other subscribers lose their rows, the new one’s read it as history', async () => {
     const u = t.users;
     const from = await createChannel(t, u.hamlet, 'implied-move-from', [u.hamlet, u.othello]);
     const to = await createChannel(t, u.hamlet, 'implied-move-to', [u.hamlet, u.moderator]);
     const a = await sendToChannel(t, u.hamlet, from, 'moving', 'a');
     const b = await sendToChannel(t, u.hamlet, from, 'moving', 'b');
     // Neither othello nor the moderator has read anything: their rows are implied.
+    const qo = await registerQueue(t, u.othello, ['message', 'update_message', 'delete_message']);
     const res = await t.api(u.hamlet, 'PATCH', `/messages/${a}`, { stream_id: to, propagate_mode: 'change_all', send_notification_to_new_thread: false });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(await feed(u.moderator, [{ operator: 'channel', operand: to }]), [
-      { id: a, flags: ['read'] },
-      { id: b, flags: ['read'] },
+      { id: a, flags: ['read', 'historical'] },
+      { id: b, flags: ['read', 'historical'] },
     ]);
-    assert.deepEqual(await flagsOf(u.othello, a), []);
-    assert.deepEqual(await flagsOf(u.othello, b), []);
+    // othello is not subscribed to the (public) target: no unread messages there, only history.
+    assert.deepEqual(await flagsOf(u.othello, a), ['read', 'historical']);
+    assert.deepEqual(writtenRows([a, b]), [`${u.hamlet.id}:${a}:1`, `${u.hamlet.id}:${b}:1`]);
+    // He still hears the move (he can read the channel), not a deletion.
+    const events = await queuedEvents(t, u.othello, qo);
+    assert.deepEqual(events.map((e: { type: string; flags: string[] }) => [e.type, e.flags]), [['update_message', ['read']]]);
+  });
+
+  it('moving messages to a private channel with protected history: its new subscribers gain read rows, the others lose them and hear a deletion', async () => {
+    const u = t.users;
+    const from = await createChannel(t, u.hamlet, 'implied-move-from-2', [u.hamlet, u.othello]);
+    const to = await createChannel(t, u.hamlet, 'implied-move-to-2', [u.hamlet, u.moderator], { invite_only: true, history_public_to_subscribers: false });
+    const a = await sendToChannel(t, u.hamlet, from, 'moving', 'a');
+    const qo = await registerQueue(t, u.othello, ['message', 'update_message', 'delete_message']);
+    const res = await t.api(u.hamlet, 'PATCH', `/messages/${a}`, { stream_id: to, propagate_mode: 'change_all', send_notification_to_new_thread: false });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(await feed(u.moderator, [{ operator: 'channel', operand: to }]), [{ id: a, flags: ['read'] }]);
+    const gone = await t.api(u.othello, 'GET', `/messages/${a}`);
+    assert.equal(gone.status, 400);
+    assert.deepEqual(gone.body, err('Invalid message(s)'));
+    const events = await queuedEvents(t, u.othello, qo);
+    assert.deepEqual(events, [{ type: 'delete_message', message_id: a, message_type: 'stream', stream_id: from, topic: 'moving' }]);
   });
 
   it('message ids are never used twice, even after the newest message is deleted', async () => {
