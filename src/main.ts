@@ -234,7 +234,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(topUsage() + '\n');
     return 0;
   }
-  const command = COMMANDS[name];
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     process.stderr.write(`parley: unknown command '${name}'\n${topUsage()}\n`);
     return 2;

@@ -15,7 +15,7 @@ const NON_EDITABLE = ['has_alert_word', 'mentioned', 'stream_wildcard_mentioned'
 
 /** The bit of an editable flag, or Zulip's error for an unknown or read-only one. */
 export function editableFlag(flag: string): number {
-  if (flag in EDITABLE_FLAGS) return EDITABLE_FLAGS[flag];
+  if (Object.hasOwn(EDITABLE_FLAGS, flag)) return EDITABLE_FLAGS[flag];
   if (NON_EDITABLE.includes(flag)) throw errors.badRequest("Flag not editable: '{flag}'", { flag });
   throw errors.badRequest("Invalid flag: '{flag}'", { flag });
 }

@@ -63,7 +63,7 @@ function checkFieldData(fieldType: number, data: Record<string, unknown> | undef
       if (pattern.split('%(username)s').length !== 2) throw errors.badRequest('Malformed URL pattern.');
       return JSON.stringify({ subtype, url_pattern: pattern });
     }
-    if (!EXTERNAL_ACCOUNTS[subtype]) throw errors.badRequest('Invalid external account type');
+    if (!Object.hasOwn(EXTERNAL_ACCOUNTS, subtype)) throw errors.badRequest('Invalid external account type');
     return JSON.stringify({ subtype });
   }
   return '';

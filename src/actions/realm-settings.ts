@@ -153,7 +153,7 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
     const realm = getRealmById(app.db, user.realm_id) as RealmRow;
     const realmId = realm.id;
     // ---- checks (the whole request succeeds or fails) ----
-    if (change.default_language !== undefined && !(change.default_language in LANGUAGES)) {
+    if (change.default_language !== undefined && !Object.hasOwn(LANGUAGES, change.default_language)) {
       throw errors.badRequest("Invalid language '{language}'", { language: change.default_language });
     }
     if (change.video_chat_provider !== undefined && !VIDEO_CHAT_PROVIDER_IDS.includes(change.video_chat_provider)) {

@@ -111,7 +111,7 @@ export function parseNarrow(raw: unknown, varName = 'narrow'): NarrowTerm[] {
       throw bad('dict or list required');
     }
     checkOperand(operator as string, operand);
-    return { operator: ALIASES[operator as string] ?? (operator as string), operand, negated };
+    return { operator: Object.hasOwn(ALIASES, operator as string) ? ALIASES[operator as string] : (operator as string), operand, negated };
   });
 }
 

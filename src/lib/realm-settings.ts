@@ -97,7 +97,7 @@ export type EditHistoryVisibilityPolicy = keyof typeof EDIT_HISTORY_VISIBILITY_P
  */
 export function realmEditHistoryPolicy(realm: RealmRow): EditHistoryVisibilityPolicy {
   const v = realmExtraSettings(realm).message_edit_history_visibility_policy;
-  if (typeof v === 'string' && v in EDIT_HISTORY_VISIBILITY_POLICIES) return v as EditHistoryVisibilityPolicy;
+  if (typeof v === 'string' && Object.hasOwn(EDIT_HISTORY_VISIBILITY_POLICIES, v)) return v as EditHistoryVisibilityPolicy;
   return realm.allow_edit_history ? 'all' : 'none';
 }
 

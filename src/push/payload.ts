@@ -18,7 +18,7 @@ export function contentSnippet(html: string): string {
     .replace(/<(br|\/p|\/li|\/blockquote|\/h[1-6])\b[^>]*>/gi, '\n')
     .replace(/<[^>]*>/g, '')
     .replace(/&(#x?[0-9a-fA-F]+|\w+);/g, (m, e: string) => {
-      if (e in ENTITIES) return ENTITIES[e];
+      if (Object.hasOwn(ENTITIES, e)) return ENTITIES[e];
       if (e.startsWith('#x') || e.startsWith('#X')) return String.fromCodePoint(parseInt(e.slice(2), 16));
       if (e.startsWith('#')) return String.fromCodePoint(Number(e.slice(1)));
       return m;

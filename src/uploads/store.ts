@@ -166,7 +166,7 @@ const TYPES_BY_EXTENSION: Record<string, string> = {
  */
 export function serveHeaders(name: string, download: boolean): Record<string, string> {
   const ext = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1).toLowerCase() : '';
-  const type = TYPES_BY_EXTENSION[ext] ?? 'application/octet-stream';
+  const type = Object.hasOwn(TYPES_BY_EXTENSION, ext) ? TYPES_BY_EXTENSION[ext] : 'application/octet-stream';
   const inline = !download && INLINE_MIME_TYPES.has(type);
   const headers: Record<string, string> = {
     'Content-Type': type === 'text/plain' ? 'text/plain; charset=utf-8' : type,

@@ -120,6 +120,9 @@ describe('POST /messages/flags/narrow', () => {
     const base = { anchor: 'newest', num_before: 1, num_after: 0, op: 'add', flag: 'read' };
     const cases: [Record<string, unknown>, unknown][] = [
       [{ ...base, flag: 'shiny' }, err("Invalid flag: 'shiny'")],
+      // Names that exist on every JavaScript object are no flags either (once a 500).
+      [{ ...base, flag: 'constructor' }, err("Invalid flag: 'constructor'")],
+      [{ ...base, flag: '__proto__' }, err("Invalid flag: '__proto__'")],
       [{ ...base, flag: 'historical' }, err("Flag not editable: 'historical'")],
       [{ ...base, op: 'flip' }, err("Invalid message flag operation: 'flip'")],
       [{ ...base, anchor: 'middle' }, err('Invalid anchor')],

@@ -501,6 +501,7 @@ describe('POST /messages/flags', () => {
     const dm = await sendDirect(t, u.hamlet, [u.othello], 'x');
     const cases: [Record<string, unknown>, unknown][] = [
       [{ messages: [a], op: 'add', flag: 'shiny' }, err("Invalid flag: 'shiny'")],
+      [{ messages: [a], op: 'add', flag: 'toString' }, err("Invalid flag: 'toString'")],
       [{ messages: [a], op: 'add', flag: 'mentioned' }, err("Flag not editable: 'mentioned'")],
       [{ messages: [a], op: 'toggle', flag: 'read' }, err("Invalid message flag operation: 'toggle'")],
       [{ messages: [dm], op: 'add', flag: 'starred' }, err('Invalid message(s)')],

@@ -149,6 +149,7 @@ describe('combined and negated narrows', () => {
   it('refuses unknown operators and operands with BAD_NARROW', async () => {
     const cases: [unknown, unknown][] = [
       [[op('colour', 'red')], err('Invalid narrow operator: unknown operator colour', 'BAD_NARROW')],
+      [[op('constructor', 'red')], err('Invalid narrow operator: unknown operator constructor', 'BAD_NARROW')],
       [[op('is', 'shiny')], err("Invalid narrow operator: unknown 'is' operand shiny", 'BAD_NARROW')],
       [[op('has', 'cake')], err("Invalid narrow operator: unknown 'has' operand cake", 'BAD_NARROW')],
       [[op('channel', 'verona'), op('dm', [t.users.othello.id])], err('Invalid narrow operator: No message can be both a channel message and direct message', 'BAD_NARROW')],

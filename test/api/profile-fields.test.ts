@@ -81,6 +81,7 @@ describe('POST /realm/profile_fields', () => {
       bad('Only 2 custom profile fields can be displayed in the profile summary.'),
     );
     assert.deepEqual((await post({ name: 'Ext', field_type: 7, field_data: { subtype: 'custom', url_pattern: 'https://x/' } })).body, bad('Malformed URL pattern.'));
+    assert.deepEqual((await post({ name: 'Ext', field_type: 7, field_data: { subtype: 'constructor' } })).body, bad('Invalid external account type'));
   });
 
   it('is for administrators only', async () => {

@@ -81,6 +81,7 @@ describe('PATCH /realm: simple settings', () => {
     assert.deepEqual(await realmEvents(), [update('default_language', 'de')]);
     assert.deepEqual(await state(['realm_default_language']), { realm_default_language: 'de' });
     assert.deepEqual(await patch(admin, { default_language: 'xx' }, 400), err("Invalid language 'xx'"));
+    assert.deepEqual(await patch(admin, { default_language: 'constructor' }, 400), err("Invalid language 'constructor'"));
     await patch(admin, { default_language: 'en' });
   });
 

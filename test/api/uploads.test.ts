@@ -224,6 +224,7 @@ describe('GET /user_uploads/{realm_id}/{path}', () => {
       ['feed.xml', 'text/xml', 'attachment'],
       ['code.js', 'text/javascript', 'attachment'],
       ['noext', 'application/octet-stream', 'attachment'],
+      ['odd.constructor', 'application/octet-stream', 'attachment'],
       ['photo.png', 'image/png', 'inline'],
       ['paper.pdf', 'application/pdf', 'inline'],
     ];
