@@ -137,8 +137,8 @@ export function sendNewChannelMessages(app: App, creator: UserRow, created: Stre
 export function sendChannelEventsNotice(app: App, s: StreamRow, content: string, opts: { readBy?: readonly number[] } = {}): number | null {
   if (!sendsChannelEventsMessages(app.db, s.realm_id)) return null;
   const fresh = findStreamById(app.db, s.realm_id, s.id) ?? s;
-  // Zulip posts these in archived channels too (archived_channel_notice); doSendMessage refuses
-  // archived channels, so Parley stays silent there.
+  // Nothing goes to an archived channel: Zulip's internal send refuses it (only the archiving notice
+  // itself passes, with archived_channel_notice) and logs instead of failing the change.
   if (fresh.deactivated) return null;
   return app.batch.write(
     () =>
@@ -155,6 +155,48 @@ export function sendChannelEventsNotice(app: App, s: StreamRow, content: string,
 /** do_rename_stream's notice. */
 export const channelRenamedMessage = (actor: UserRow, oldName: string, newName: string) =>
   `${silentMention(actor)} renamed channel **${oldName}** to **${newName}**.`;
+
+/**
+ * send_change_stream_message_retention_days_notification's notice. The channel's values are stored
+ * as NULL (the organization's), -1 (forever) or days; the organization's NULL is forever.
+ */
+export function retentionChangedMessage(actor: UserRow, oldValue: number | null, newValue: number | null, realmDays: number | null): string {
+  const resolve = (v: number | null) => v ?? realmDays ?? -1;
+  const [before, after] = [resolve(oldValue), resolve(newValue)];
+  const days = (n: number) => `${n} days`;
+  let oldPeriod: string;
+  let newPeriod: string;
+  let summary: string;
+  // zulip-compat: Zulip decides by the old value first, so "forever" to "forever" reads "-1 days".
+  if (before === -1) {
+    [oldPeriod, newPeriod] = ['Forever', days(after)];
+    summary = `Messages in this channel will now be automatically deleted ${after} days after they are sent.`;
+  } else if (after === -1) {
+    [oldPeriod, newPeriod] = [days(before), 'Forever'];
+    summary = 'Messages in this channel will now be retained forever.';
+  } else {
+    [oldPeriod, newPeriod] = [days(before), days(after)];
+    summary = `Messages in this channel will now be automatically deleted ${after} days after they are sent.`;
+  }
+  return (
+    `${silentMention(actor)} has changed the [message retention period](/help/message-retention-policy) for this channel:\n` +
+    `* **Old retention period**: ${oldPeriod}\n` +
+    `* **New retention period**: ${newPeriod}\n\n` +
+    summary
+  );
+}
+
+/** do_set_stream_property's notice for topics_policy; `emptyTopic` is how the empty topic is shown. */
+export function topicsPolicyChangedMessage(actor: UserRow, oldPolicy: string, newPolicy: string, emptyTopic: string): string {
+  const names: Record<string, string> = {
+    inherit: 'Automatic',
+    allow_empty_topic: `*${emptyTopic}* topic allowed`,
+    disable_empty_topic: `No *${emptyTopic}* topic`,
+    empty_topic_only: `Only *${emptyTopic}* topic allowed`,
+  };
+  const name = (p: string) => (Object.hasOwn(names, p) ? names[p] : p);
+  return `${silentMention(actor)} changed the "Allow posting to the *general chat* topic?" setting from **${name(oldPolicy)}** to **${name(newPolicy)}**.`;
+}
 
 /** send_change_stream_description_notification's notice. */
 export function descriptionChangedMessage(actor: UserRow, oldDescription: string, newDescription: string): string {

@@ -26,7 +26,7 @@ import { materializeUserMessages, messageUserRows } from '../lib/user-messages';
 import { findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
 import { sendTimeFlags } from './alert-words';
 import { anyVisibleInTopic, sendMoveNotices } from './message-move-notices';
-import { accessMessage, checkGroupMentions, checkWildcardMentions, mentionBits, normalizeContent, normalizeTopic, topicWildcardParticipants } from './messages';
+import { accessMessage, checkCanCreateTopic, checkGroupMentions, checkWildcardMentions, mentionBits, normalizeContent, normalizeTopic, topicWildcardParticipants } from './messages';
 
 export interface EditRequest {
   content?: string;
@@ -85,15 +85,6 @@ function accessTargetStream(app: App, user: UserRow, id: number): StreamRow {
   const s = accessStreamById(app.db, user, id);
   if (!canAccessStreamContent(app.db, user, s)) throw errors.badRequest('Invalid channel ID');
   return s;
-}
-
-/** Zulip's check_for_can_create_topic_group_violation: a move may not start a topic the user could not. */
-function checkCanCreateTopic(app: App, user: UserRow, s: StreamRow, topic: string): void {
-  if (stmt(app.db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? LIMIT 1').get(s.id, topicKey(topic))) return;
-  if (isUserInGroup(app.db, user.id, s.can_create_topic_group)) return;
-  // A bot may do what its owner may.
-  if (isBot(user) && user.bot_owner_id !== null && isUserInGroup(app.db, user.bot_owner_id, s.can_create_topic_group)) return;
-  throw errors.badRequest('You do not have permission to create new topics in this channel.');
 }
 
 /**
@@ -201,7 +192,7 @@ function requestedTopic(raw: string, realm: RealmRow): string {
 export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequest): Record<string, unknown> {
   return app.batch.write(() => {
     const realm = getRealmById(app.db, user.realm_id) as RealmRow;
-    const m = accessMessage(app, user, id);
+    const m = accessMessage(app, user, id, { modifying: true });
     const now = nowSeconds(app.clock);
     const stream = m.stream_id !== null ? (findStreamById(app.db, user.realm_id, m.stream_id) as StreamRow) : null;
 

@@ -94,6 +94,8 @@ export interface MoveNoticeRequest {
 
 /** Posts a Notification Bot message; like Zulip's internal_send_stream_message, a refusal is skipped. */
 function postNotice(app: App, actor: UserRow, stream: StreamRow, topic: string, content: string, readBy: readonly number[]): number | null {
+  // An archived channel takes no notice (Zulip's access_stream_for_send_message refuses it).
+  if (stream.deactivated) return null;
   try {
     return doSendMessage(app, notificationBot(app, actor.realm_id), {
       to: { kind: 'channel', streamId: stream.id, topic },

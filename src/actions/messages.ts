@@ -88,6 +88,18 @@ function channelForSend(app: App, sender: UserRow, to: Extract<Addressee, { kind
 }
 
 /**
+ * Zulip's check_for_can_create_topic_group_violation, for sends and moves: starting a topic needs
+ * can_create_topic_group, and a bot may do what its owner may. The group (cached) is asked first, so
+ * the usual send never looks for the topic.
+ */
+export function checkCanCreateTopic(app: App, user: UserRow, s: StreamRow, topic: string): void {
+  if (isUserInGroup(app.db, user.id, s.can_create_topic_group)) return;
+  if (isBot(user) && user.bot_owner_id !== null && isUserInGroup(app.db, user.bot_owner_id, s.can_create_topic_group)) return;
+  if (stmt(app.db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? LIMIT 1').get(s.id, topicKey(topic))) return;
+  throw errors.badRequest('You do not have permission to create new topics in this channel.');
+}
+
+/**
  * Whether the sender may post to channel `s`, as Zulip's access_stream_for_send_message: the
  * channel's can_send_message_group (a bot may use its owner's membership), then access: not archived,
  * and web-public, public to a non-guest, subscribed, or a bot whose owner is subscribed.
@@ -185,9 +197,9 @@ function directAddressees(app: App, sender: UserRow, to: Extract<Addressee, { ki
 
 /** The conversation row for exactly these participants, created on first use. */
 function directGroupFor(db: Db, realmId: number, ids: number[]): number {
+  const existing = directGroupId(db, realmId, ids);
+  if (existing) return existing;
   const key = [...new Set(ids)].sort((a, b) => a - b).join(',');
-  const row = stmt(db, 'SELECT id FROM direct_group WHERE realm_id = ? AND member_key = ?').get(realmId, key) as { id: number } | undefined;
-  if (row) return row.id;
   const id = Number(stmt(db, 'INSERT INTO direct_group (realm_id, member_key) VALUES (?, ?)').run(realmId, key).lastInsertRowid);
   const add = stmt(db, 'INSERT INTO direct_group_member (group_id, user_id) VALUES (?, ?)');
   for (const uid of new Set(ids)) add.run(id, uid);
@@ -257,10 +269,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
         throw errors.badRequest('Sending messages to the general chat is not allowed in this channel.');
       }
       if (policy === 'empty_topic_only' && topic !== '') throw errors.badRequest('Only the general chat topic is allowed in this channel.');
-      const topicExists = stmt(app.db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? LIMIT 1').get(stream.id, topicKey(topic));
-      if (!topicExists && !req.system && !isUserInGroup(app.db, sender.id, stream.can_create_topic_group)) {
-        throw errors.badRequest('You do not have permission to create new topics in this channel.');
-      }
+      if (!req.system) checkCanCreateTopic(app, sender, stream, topic);
       streamId = stream.id;
       recipients = subscriberIds(app.db, stream.id);
     } else {
@@ -448,9 +457,12 @@ function announceMessage(
 }
 
 /** A message the user can read, or Zulip's "Invalid message(s)". */
-export function accessMessage(app: App, user: UserRow, id: number): MessageRow {
+export function accessMessage(app: App, user: UserRow, id: number, opts: { modifying?: boolean } = {}): MessageRow {
   const m = findMessage(app.db, user.realm_id, id);
   if (!m || !messageVisibleTo(app.db, user, id)) throw errors.badRequest('Invalid message(s)');
+  // As Zulip's has_message_access(is_modifying_message=True): an archived channel's messages can be
+  // read, not edited, moved, deleted or reacted to.
+  if (opts.modifying && m.stream_id !== null && findStreamById(app.db, m.realm_id, m.stream_id)?.deactivated) throw errors.badRequest('Invalid message(s)');
   return m;
 }
 
@@ -476,7 +488,7 @@ function resolveEmoji(app: App, realmId: number, spec: ReactionSpec): { name: st
 /** Adds or removes a reaction; the event goes to everyone holding the message. */
 export function doReaction(app: App, user: UserRow, messageId: number, spec: ReactionSpec, op: 'add' | 'remove'): void {
   app.batch.write(() => {
-    accessMessage(app, user, messageId);
+    accessMessage(app, user, messageId, { modifying: true });
     let emoji: { name: string; code: string; type: string };
     if (op === 'remove') {
       if (spec.emojiName === undefined && spec.emojiCode === undefined) {
@@ -604,7 +616,7 @@ export function deleteMessages(app: App, realmId: number, messages: MessageRow[]
 export function doDeleteMessage(app: App, user: UserRow, id: number): void {
   app.batch.write(() => {
     const realm = getRealmById(app.db, user.realm_id) as RealmRow;
-    const m = accessMessage(app, user, id);
+    const m = accessMessage(app, user, id, { modifying: true });
     if (!canDeleteMessage(app, user, m, realm)) throw errors.badRequest("You don't have permission to delete this message");
     deleteMessages(app, user.realm_id, [m]);
   });

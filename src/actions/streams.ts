@@ -34,7 +34,9 @@ import {
   descriptionChangedMessage,
   policyName,
   postingPermissionsChangedMessage,
+  retentionChangedMessage,
   sendChannelEventsNotice,
+  topicsPolicyChangedMessage,
 } from './channel-notices';
 import { parseGroupSetting, sameGroupSetting } from './realm-settings';
 import { activeUserIds } from './users';
@@ -327,7 +329,10 @@ export function doUpdateChannel(app: App, user: UserRow, streamId: number, chang
     if (change.messageRetentionDays !== undefined) {
       if (!isOwner(user)) throw errors.ownerRequired();
       const stored = retentionToColumn(change.messageRetentionDays);
-      updateChannelProperty(app, current(), 'message_retention_days', stored);
+      const before = current();
+      // As Zulip's do_change_stream_message_retention_days: the event and the notice even when unchanged.
+      updateChannelProperty(app, before, 'message_retention_days', stored);
+      sendChannelEventsNotice(app, before, retentionChangedMessage(user, before.message_retention_days, stored, realm.message_retention_days));
     }
     if (change.isArchived === false) unarchiveChannel(app, current());
     if (change.topicsPolicy !== undefined) {
@@ -338,7 +343,12 @@ export function doUpdateChannel(app: App, user: UserRow, streamId: number, chang
         const other = stmt(app.db, "SELECT 1 FROM message WHERE stream_id = ? AND topic_key <> '' LIMIT 1").get(s.id);
         if (other) throw errors.badRequest('To enable this configuration, all messages in this channel must be in the general chat topic. Consider renaming or deleting other topics.');
       }
-      updateChannelProperty(app, current(), 'topics_policy', change.topicsPolicy);
+      // As Zulip's do_set_stream_property: an unchanged value is no change (no event, no notice).
+      const before = current();
+      if (before.topics_policy !== change.topicsPolicy) {
+        updateChannelProperty(app, before, 'topics_policy', change.topicsPolicy);
+        sendChannelEventsNotice(app, before, topicsPolicyChangedMessage(user, before.topics_policy, change.topicsPolicy, realm.empty_topic_display_name));
+      }
     }
     if (change.description !== undefined) {
       const before = current();

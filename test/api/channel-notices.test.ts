@@ -35,6 +35,7 @@ async function topicMessages(user: TestUser, channelId: number, topic: string) {
     num_before: 0,
     num_after: 100,
     apply_markdown: false,
+    allow_empty_topic_name: true,
     narrow: [{ operator: 'channel', operand: channelId }, { operator: 'topic', operand: topic }],
   });
   assert.equal(res.status, 200, res.text);
@@ -392,6 +393,42 @@ describe('notices in the "channel events" topic when a channel changes', () => {
     // Other group settings get no notice.
     await t.api(hamlet, 'PATCH', `/streams/${id}`, { can_resolve_topics_group: { new: groupId('role:members') } });
     assert.equal((await laterNotices(hamlet, id)).length, 1);
+  });
+
+  it('topics policy (do_set_stream_property): a notice and an event per change, nothing for the current value', async () => {
+    const { hamlet } = t.users;
+    const id = await createChannel(t, hamlet, 'topics-notice', [hamlet]);
+    const q = await openQueue(hamlet, ['stream']);
+    let res = await t.api(hamlet, 'PATCH', `/streams/${id}`, { topics_policy: 'disable_empty_topic' });
+    assert.deepEqual(res.body, { result: 'success', msg: '' });
+    res = await t.api(hamlet, 'PATCH', `/streams/${id}`, { topics_policy: 'disable_empty_topic' });
+    assert.deepEqual(res.body, { result: 'success', msg: '' });
+    assert.deepEqual(await laterNotices(hamlet, id), [
+      notice(id, 'channel events', `${mention(hamlet)} changed the "Allow posting to the *general chat* topic?" setting from **Automatic** to **No *general chat* topic**.`, []),
+    ]);
+    assert.deepEqual(
+      (await drain(hamlet, q.id)).map((e) => [e.type, e.property, e.value]),
+      [['stream', 'topics_policy', 'disable_empty_topic']],
+    );
+  });
+
+  it('message retention (send_change_stream_message_retention_days_notification), sent even for the same value', async () => {
+    const { hamlet, owner } = t.users;
+    const id = await createChannel(t, hamlet, 'retention-notice', [hamlet]);
+    for (const days of [30, 'unlimited', 'unlimited']) {
+      const res = await t.api(owner, 'PATCH', `/streams/${id}`, { message_retention_days: days });
+      assert.deepEqual(res.body, { result: 'success', msg: '' });
+    }
+    const changed = (before: string, after: string, summary: string) =>
+      `${mention(owner)} has changed the [message retention period](/help/message-retention-policy) for this channel:\n` +
+      `* **Old retention period**: ${before}\n* **New retention period**: ${after}\n\n${summary}`;
+    assert.deepEqual(await laterNotices(hamlet, id), [
+      // The organization keeps messages forever here: the channel's default was "Forever".
+      notice(id, 'channel events', changed('Forever', '30 days', 'Messages in this channel will now be automatically deleted 30 days after they are sent.'), []),
+      notice(id, 'channel events', changed('30 days', 'Forever', 'Messages in this channel will now be retained forever.'), []),
+      // zulip-compat: Zulip words forever-to-forever this way too.
+      notice(id, 'channel events', changed('Forever', '-1 days', 'Messages in this channel will now be automatically deleted -1 days after they are sent.'), []),
+    ]);
   });
 
   it('archiving (do_deactivate_stream): read for everyone, its message event after the delete event', async () => {

@@ -730,6 +730,33 @@ describe('DELETE /streams/{stream_id} and PATCH is_archived=false', () => {
     assert.equal(res.status, 200, res.text);
   });
 
+  it("an archived channel's messages can be read, not edited, moved, deleted or reacted to (Zulip's is_modifying_message)", async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'read-only-archive', [u.hamlet]);
+    const other = await createChannel(t, u.hamlet, 'live-one', [u.hamlet]);
+    const m = await sendToChannel(t, u.hamlet, id, 'kept', 'words');
+    assert.deepEqual((await t.api(u.hamlet, 'DELETE', `/streams/${id}`)).body, SUCCESS);
+    const read = await t.api(u.hamlet, 'GET', `/messages/${m}`);
+    assert.equal(read.status, 200, read.text);
+    const invalid = err('Invalid message(s)');
+    const attempts: [string, string, Record<string, unknown>][] = [
+      ['PATCH', `/messages/${m}`, { content: 'changed' }],
+      ['PATCH', `/messages/${m}`, { topic: 'moved', propagate_mode: 'change_all' }],
+      ['PATCH', `/messages/${m}`, { stream_id: other, propagate_mode: 'change_all' }],
+      ['DELETE', `/messages/${m}`, {}],
+      ['POST', `/messages/${m}/reactions`, { emoji_name: 'smile' }],
+    ];
+    for (const [method, path, params] of attempts) {
+      const res = await t.api(u.hamlet, method, path, params);
+      assert.equal(res.status, 400, `${method} ${path}`);
+      assert.deepEqual(res.body, invalid, `${method} ${path} ${JSON.stringify(params)}`);
+    }
+    // Nor can messages be moved into it.
+    const n = await sendToChannel(t, u.hamlet, other, 'stay', 'here');
+    const res = await t.api(u.hamlet, 'PATCH', `/messages/${n}`, { stream_id: id });
+    assert.deepEqual(res.body, err('Invalid channel ID'));
+  });
+
   it('a private channel without subscribers stays archived', async () => {
     const id = await createChannel(t, t.users.hamlet, 'empty-private', [], { invite_only: true });
     assert.deepEqual((await t.api(t.users.admin, 'DELETE', `/streams/${id}`)).body, SUCCESS);

@@ -98,6 +98,17 @@ describe('POST /messages access', () => {
     assert.equal(res.status, 200, res.text);
     assert.deepEqual((await send(t.users.othello, { type: 'channel', to: c, topic: 't' })).body, err("Not authorized to send to channel 'send-owner-private'"));
   });
+
+  it('a bot may start a topic where its owner may (can_create_topic_group), as on moves', async () => {
+    const c = await createChannel(t, t.users.hamlet, 'send-owner-topics', [t.users.hamlet, t.users.othello], {
+      can_create_topic_group: { direct_members: [t.users.hamlet.id], direct_subgroups: [] },
+    });
+    const res = await send(t.users.bot, { type: 'channel', to: c, topic: 'started by a bot' });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual((await send(t.users.othello, { type: 'channel', to: c, topic: 'new one' })).body, err('You do not have permission to create new topics in this channel.'));
+    // An existing topic takes anyone who may post.
+    assert.equal((await send(t.users.othello, { type: 'channel', to: c, topic: 'started by a bot' })).status, 200);
+  });
 });
 
 describe('POST /messages direct-message permissions', () => {
