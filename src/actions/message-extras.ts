@@ -8,6 +8,7 @@ import { getRealmById, type RealmRow } from '../lib/realm';
 import { realmEditHistoryPolicy, realmExtraSetting, type EditHistoryVisibilityPolicy } from '../lib/realm-settings';
 import { accessStreamById, canAccessStreamContent, type StreamRow } from '../lib/streams';
 import type { UserRow } from '../lib/users';
+import { visibleEditHistory } from '../lib/messages';
 import { queueRemovePush } from '../push/remove';
 import { accessMessage } from './messages';
 import { materializeUserMessages } from '../lib/user-messages';
@@ -157,26 +158,6 @@ export function messageEditHistory(app: App, user: UserRow, messageId: number, a
   }
   out.push({ content, rendered_content: rendered, timestamp: m.date_sent, topic: showTopic(topic), user_id: m.sender_id });
   return visibleEditHistory(policy, out).reverse();
-}
-
-/**
- * Zulip's visible_edit_history_for_message: with the "moves" policy only topic and channel moves are
- * shown; an entry that also changed the content keeps its move but loses the content diff, and an
- * entry that only changed the content is left out.
- */
-function visibleEditHistory(policy: EditHistoryVisibilityPolicy, entries: Record<string, unknown>[]): Record<string, unknown>[] {
-  if (policy === 'all') return entries;
-  const visible: Record<string, unknown>[] = [];
-  for (const e of entries) {
-    if ('prev_content' in e) {
-      if (!('prev_topic' in e)) continue;
-      delete e.prev_content;
-      delete e.prev_rendered_content;
-      delete e.content_html_diff;
-    }
-    visible.push(e);
-  }
-  return visible;
 }
 
 // Beyond this many tokens per side the diff marks the whole text as replaced (the LCS table is n×m).

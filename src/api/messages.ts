@@ -121,7 +121,12 @@ export const messageRoutes = [
           throw errors.incompatible(['num_before', 'num_after', 'anchor', 'message_ids', 'include_anchor', 'use_first_unread_anchor']);
         }
         if (params.message_ids.length > MAX_MESSAGES_PER_FETCH) throw errors.badRequest('Too many messages requested (maximum 5000).');
-        return fetchMessages(app, user, narrow, { messageIds: params.message_ids, applyMarkdown: params.apply_markdown, clientGravatar: params.client_gravatar });
+        return fetchMessages(app, user, narrow, {
+          messageIds: params.message_ids,
+          applyMarkdown: params.apply_markdown,
+          clientGravatar: params.client_gravatar,
+          allowEmptyTopicName: params.allow_empty_topic_name,
+        });
       }
       if (params.anchor === undefined && !params.use_first_unread_anchor) throw errors.badRequest("Missing 'anchor' argument.");
       if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw errors.badRequest('Too many messages requested (maximum 5000).');
@@ -136,6 +141,7 @@ export const messageRoutes = [
         numAfter,
         applyMarkdown: params.apply_markdown,
         clientGravatar: params.client_gravatar,
+        allowEmptyTopicName: params.allow_empty_topic_name,
       });
     },
   }),

@@ -142,6 +142,8 @@ export interface FetchOptions {
   messageIds?: number[];
   applyMarkdown: boolean;
   clientGravatar: boolean;
+  /** Whether the client takes "" as a topic name; otherwise it reads the realm's empty_topic_display_name. */
+  allowEmptyTopicName: boolean;
 }
 
 /** GET /messages. */
@@ -163,7 +165,7 @@ export function fetchMessages(app: App, user: UserRow, terms: NarrowTerm[], opts
   }
   const loaded = new Map(loadMessages(app.db, rows.map((r) => r.id)).map((m) => [m.id, m]));
   const ordered = rows.map((r) => loaded.get(r.id)).filter((m): m is MessageRow => m !== undefined);
-  const formatted = formatMessages(app.db, ordered, { applyMarkdown: opts.applyMarkdown, clientGravatar: opts.clientGravatar });
+  const formatted = formatMessages(app.db, ordered, { applyMarkdown: opts.applyMarkdown, clientGravatar: opts.clientGravatar, allowEmptyTopicName: opts.allowEmptyTopicName });
   formatted.forEach((msg, i) => {
     msg.flags = flagNames(rows[i].flags);
     if (n.searchTerms.length) {

@@ -5,7 +5,7 @@ import { stmt } from '../db/stmt';
 import { FLAG } from './narrow';
 import { messageUserRows } from './user-messages';
 import { getRealmById, type RealmRow } from './realm';
-import { realmEditHistoryPolicy } from './realm-settings';
+import { realmEditHistoryPolicy, type EditHistoryVisibilityPolicy } from './realm-settings';
 import { codePoints } from '../http/params';
 
 /** Zulip's RESOLVED_TOPIC_PREFIX. */
@@ -135,6 +135,24 @@ function topicResolveToggled(topic: string, prev: string): boolean {
 }
 
 /**
+ * Zulip's visible_edit_history_for_message (for the message objects and GET /messages/{id}/history):
+ * with the "moves" policy only topic and channel moves are shown; an entry that also changed the
+ * content keeps its move without the content keys, and one that only changed the content is left out.
+ */
+export function visibleEditHistory<T extends Record<string, unknown>>(policy: EditHistoryVisibilityPolicy, entries: T[]): T[] {
+  if (policy !== 'moves') return entries;
+  const visible: T[] = [];
+  for (const item of entries) {
+    if (!('prev_content' in item)) visible.push(item);
+    else if ('prev_topic' in item) {
+      const { prev_content: _c, prev_rendered_content: _r, content_html_diff: _d, ...move } = item;
+      visible.push(move as unknown as T);
+    }
+  }
+  return visible;
+}
+
+/**
  * Sets the edit-history keys of a message object, as Zulip's messages_for_ids: last_edit_timestamp and
  * last_moved_timestamp recomputed from the history (resolving a topic is not a move), and the
  * history itself as the organization's message_edit_history_visibility_policy shows it: all of it,
@@ -153,14 +171,7 @@ function setEditHistoryFields(out: Record<string, unknown>, history: EditHistory
   else delete out.last_edit_timestamp;
   const policy = realm ? realmEditHistoryPolicy(realm) : 'all';
   if (policy === 'none') return;
-  const visible: EditHistoryEntry[] = [];
-  for (const item of history) {
-    if ('prev_content' in item && policy === 'moves') {
-      if (!('prev_topic' in item)) continue;
-      const { prev_content: _c, prev_rendered_content: _r, content_html_diff: _d, ...move } = item;
-      visible.push(move as EditHistoryEntry);
-    } else visible.push(item);
-  }
+  const visible = visibleEditHistory(policy, history);
   if (emptyTopicName !== null) {
     for (const item of visible) {
       if (item.topic === '') item.topic = emptyTopicName;

@@ -188,6 +188,14 @@ describe('POST /messages', () => {
     assert.equal((await getMessage(res.body.id, u.hamlet, { allow_empty_topic_name: true })).message.subject, '');
     // Without allow_empty_topic_name the empty topic reads as the display name.
     assert.equal((await getMessage(res.body.id)).message.subject, 'general chat');
+    // GET /messages too, by the same parameter.
+    const listed = async (allow: boolean) => {
+      const r = await t.api(u.hamlet, 'GET', '/messages', { message_ids: [res.body.id], allow_empty_topic_name: allow });
+      assert.equal(r.status, 200, r.text);
+      return r.body.messages.map((m: { subject: string }) => m.subject);
+    };
+    assert.deepEqual(await listed(false), ['general chat']);
+    assert.deepEqual(await listed(true), ['']);
     res = await t.api(u.hamlet, 'POST', '/messages', { type: 'channel', to: general, content: 'no topic given' });
     assert.equal(res.status, 200, res.text);
     assert.equal((await getMessage(res.body.id, u.hamlet, { allow_empty_topic_name: true })).message.subject, '');

@@ -222,6 +222,23 @@ describe('implied message rows', () => {
     assert.equal(res.body.unread_msgs.streams.find((s: { stream_id: number }) => s.stream_id === c), undefined);
   });
 
+  it("unread_msgs leaves out channels the user has left (their rows stay, as Zulip's), and counts them again on return", async () => {
+    const u = t.users;
+    const c = await createChannel(t, u.hamlet, 'implied-left', [u.hamlet, u.moderator]);
+    const m = await sendToChannel(t, u.hamlet, c, 'left', 'unread when leaving');
+    const unreadIn = async () => {
+      const res = await t.api(u.moderator, 'POST', '/register', { event_types: ['message'], fetch_event_types: ['message', 'update_message_flags'] });
+      assert.equal(res.status, 200, res.text);
+      return res.body.unread_msgs.streams.find((s: { stream_id: number }) => s.stream_id === c)?.unread_message_ids;
+    };
+    await unsubscribe(u.moderator, 'implied-left');
+    assert.equal(await unreadIn(), undefined);
+    // The row was written (unread) when he left: it is his, as in Zulip.
+    assert.deepEqual(writtenRows([m]), [`${u.moderator.id}:${m}:0`, `${u.hamlet.id}:${m}:1`].sort());
+    await subscribe(u.moderator, 'implied-left');
+    assert.deepEqual(await unreadIn(), [m]);
+  });
+
   it('an upload linked in a protected channel is readable through an implied row', async () => {
     const u = t.users;
     const c = await createChannel(t, u.hamlet, 'implied-upload', [u.hamlet, u.othello], { invite_only: true, history_public_to_subscribers: false });
