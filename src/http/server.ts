@@ -359,11 +359,17 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
       for (const [k, v] of Object.entries(headers)) p.res.writeHeader(k, v);
     };
     if (p.method === 'HEAD' || r.size === 0) {
-      p.res.cork(() => {
-        writeHead();
-        if (p.method === 'HEAD') p.res.endWithoutBody(r.size);
-        else p.res.end('');
-      });
+      try {
+        p.res.cork(() => {
+          writeHead();
+          if (p.method === 'HEAD') p.res.endWithoutBody(r.size);
+          else p.res.end('');
+        });
+      } catch (err) {
+        // A head uWS refuses (a bug of ours): the connection is closed rather than left hanging.
+        console.error('parley: writing a file reply failed', err);
+        p.res.close();
+      }
       finish(p);
       return;
     }
@@ -397,11 +403,16 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
         let ok = false;
         let done = false;
         let base = 0;
-        p.res.cork(() => {
-          if (!headWritten) writeHead();
-          base = p.res.getWriteOffset();
-          [ok, done] = p.res.tryEnd(chunk, r.size);
-        });
+        try {
+          p.res.cork(() => {
+            if (!headWritten) writeHead();
+            base = p.res.getWriteOffset();
+            [ok, done] = p.res.tryEnd(chunk, r.size);
+          });
+        } catch (err) {
+          // Thrown inside an fs callback, it would leave the request hanging: fail it instead.
+          return fail(err);
+        }
         if (done) {
           release();
           finish(p);
