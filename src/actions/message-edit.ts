@@ -26,6 +26,7 @@ import { materializeUserMessages, messageUserRows } from '../lib/user-messages';
 import { findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
 import { sendTimeFlags } from './alert-words';
 import { anyVisibleInTopic, sendMoveNotices } from './message-move-notices';
+import { moveTopicVisibility } from './user-topics';
 import { accessMessage, checkCanCreateTopic, checkGroupMentions, checkWildcardMentions, mentionBits, normalizeContent, normalizeTopic, topicWildcardParticipants } from './messages';
 
 export interface EditRequest {
@@ -295,6 +296,11 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
       updateContentFlags(app, user, m, newContent, rendered, targetTopic);
     }
     const newStream = streamEdited ? target : null;
+    // Whether the destination topic had messages before this move (Zulip's target_topic_has_messages).
+    const targetHadMessages =
+      stream !== null && target !== null && (topicEdited || streamEdited)
+        ? stmt(app.db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? LIMIT 1').get(target.id, topicKey(targetTopic)) !== undefined
+        : false;
     const affected = topicEdited || streamEdited ? affectedMessages(app, user, m, stream as StreamRow, req.propagateMode, streamEdited) : [m];
     for (const msg of affected) {
       const history = msg.edit_history ? (JSON.parse(msg.edit_history) as Record<string, unknown>[]) : [];
@@ -344,24 +350,25 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
       stmt(app.db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(msg.id, topic, content);
     }
 
-    // Moving to another channel, as Zulip's do_update_message: the old channel's subscribers who are
-    // not the new one's lose their rows (those who cannot read the new channel at all, guests or a
-    // private target, hear a delete_message); with protected history in the new channel, its
-    // subscribers who were not the old one's gain read rows (with shared history they read it as
-    // history, like any older message). Subscribers here include deactivated users, as Zulip's.
-    // Every row is a written one by now: changing a message's channel first wrote the implied rows of
-    // both channels' subscribers (schema.sql, trigger message_move_cursor).
+    // Moving to another channel, as Zulip's do_update_message: everyone ever subscribed to the old
+    // channel (active or not) who is not subscribed to the new one loses their rows; those who cannot
+    // read the new channel at all (its guests, or everyone for a private target) hear a deletion. With
+    // protected history in the new channel, all its subscribers get read rows (existing rows stay);
+    // with shared history they read the messages as history, like any older message. Subscribers
+    // here include deactivated users, as Zulip's. Every row is a written one by now: changing a
+    // message's channel first wrote the implied rows of both channels' subscribers (schema.sql,
+    // trigger message_move_cursor).
     const losingAccess: number[] = [];
     if (newStream && stream) {
-      const subscribed = (id: number) => new Set((stmt(app.db, 'SELECT user_id FROM subscription WHERE stream_id = ? AND active = 1').all(id) as { user_id: number }[]).map((r) => r.user_id));
-      const oldSubs = subscribed(stream.id);
-      const newSubs = subscribed(newStream.id);
-      const losing = [...oldSubs].filter((uid) => !newSubs.has(uid));
+      const userIds = (sql: string, id: number) => (stmt(app.db, sql).all(id) as { user_id: number }[]).map((r) => r.user_id);
+      const oldEver = userIds('SELECT user_id FROM subscription WHERE stream_id = ?', stream.id);
+      const newSubs = new Set(userIds('SELECT user_id FROM subscription WHERE stream_id = ? AND active = 1', newStream.id));
+      const losing = oldEver.filter((uid) => !newSubs.has(uid));
       for (const uid of losing) {
         const u = findUserById(app.db, user.realm_id, uid);
-        if (u && (isGuest(u) || newStream.invite_only === 1)) losingAccess.push(uid);
+        if (u && (newStream.invite_only === 1 || isGuest(u))) losingAccess.push(uid);
       }
-      const gaining = newStream.history_public_to_subscribers === 1 ? [] : [...newSubs].filter((uid) => !oldSubs.has(uid));
+      const gaining = newStream.history_public_to_subscribers === 1 ? [] : [...newSubs];
       const drop = stmt(app.db, 'DELETE FROM usermessage WHERE user_id = ? AND message_id = ?');
       const gain = stmt(app.db, 'INSERT OR IGNORE INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)');
       for (const msg of affected) {
@@ -377,18 +384,32 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
     const ids = affected.map((x) => x.id);
     const newTopicLinks = topicEdited && newTopic !== '' ? linkifiedTopic(app, user.realm_id, newTopic) : [];
     // Who hears the update, as Zulip: the target message's row holders with their flags as they are
-    // now (after the content's new mentions), and with shared history in the (old) channel its active
-    // subscribers too (as read), but not those told the messages are gone.
+    // now (after the content's new mentions); and when the old channel's history is shared, the
+    // (new) channel's subscribers and the old channel's who are not in the new one, as read, except
+    // those told the messages are gone and the new channel's guests who were not in the old one.
     const rows = messageUserRows(app.db, m.id);
     const flagsByUser: Record<number, string[]> = Object.fromEntries(rows.map((r) => [r.user_id, flagNames(r.flags)]));
-    if (stream && stream.history_public_to_subscribers === 1) {
+    if (stream && target && stream.history_public_to_subscribers === 1) {
       const gone = new Set(losingAccess);
-      for (const uid of subscriberIds(app.db, stream.id)) if (!(uid in flagsByUser) && !gone.has(uid)) flagsByUser[uid] = ['read'];
+      const audience = new Set(subscriberIds(app.db, target.id));
+      if (newStream) {
+        const oldSubs = new Set((stmt(app.db, 'SELECT user_id FROM subscription WHERE stream_id = ? AND active = 1').all(stream.id) as { user_id: number }[]).map((r) => r.user_id));
+        for (const uid of audience) if (!oldSubs.has(uid) && isGuest(findUserById(app.db, user.realm_id, uid) as UserRow)) audience.delete(uid);
+        for (const uid of subscriberIds(app.db, stream.id)) audience.add(uid);
+      }
+      for (const uid of audience) if (!(uid in flagsByUser) && !gone.has(uid)) flagsByUser[uid] = ['read'];
     }
     // Beyond Zulip, holders of the other moved messages hear it too (a later subscriber of a channel
     // with protected history may hold rows for some of them only).
     const recipients = new Set<number>(Object.keys(flagsByUser).map(Number));
     for (const id2 of ids) if (id2 !== m.id) for (const uid of messageRecipientIds(app.db, id2)) recipients.add(uid);
+    // A partial move counts as the whole topic when nothing the user can see is left behind; then
+    // users' follow and mute settings move with it (before the update event, as Zulip sends them).
+    const moved = stream !== null && target !== null && (topicEdited || streamEdited);
+    const movedAllVisible = moved && (req.propagateMode === 'change_all' || !anyVisibleInTopic(app, user, stream, origTopic, []));
+    const origFollowers = movedAllVisible
+      ? moveTopicVisibility(app, { origStream: stream, origTopic, targetStream: target, targetTopic, targetHadMessages, losingAccess: new Set(losingAccess) })
+      : undefined;
     app.batch.onCommit(() => {
       const event: Record<string, unknown> = {
         type: 'update_message',
@@ -424,9 +445,7 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
     });
 
     // Notification Bot's notices go out after the update_message event, as in Zulip.
-    if (stream && target && (topicEdited || streamEdited)) {
-      // A partial move counts as the whole topic when nothing the user can see is left behind.
-      const movedAllVisible = req.propagateMode === 'change_all' || !anyVisibleInTopic(app, user, stream, origTopic, []);
+    if (moved) {
       sendMoveNotices(
         app,
         {
@@ -438,6 +457,7 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
           targetTopic,
           changedIds: ids,
           movedAllVisible,
+          origFollowers,
           contentEdited: newContent !== undefined,
           topicEdited,
           streamEdited,

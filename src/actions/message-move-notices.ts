@@ -88,6 +88,8 @@ export interface MoveNoticeRequest {
   streamEdited: boolean;
   topicResolved: boolean;
   topicUnresolved: boolean;
+  /** Who followed the old topic, when all of it moved (read before the settings moved with it). */
+  origFollowers?: ReadonlySet<number>;
   notifyOldThread: boolean;
   notifyNewThread: boolean;
 }
@@ -116,16 +118,18 @@ function postNotice(app: App, actor: UserRow, stream: StreamRow, topic: string, 
  * get_unread_user_ids_for_resolved_topic_notifications): those whose resolved_topic_notice_auto_read_policy
  * is "never", and with "except_followed" those following the topic. Bots never.
  */
-function resolveNoticeUnreadUsers(app: App, stream: StreamRow, followersTopic: string): Set<number> {
-  const followers = new Set(
-    (
-      stmt(app.db, 'SELECT user_id FROM user_topic WHERE stream_id = ? AND topic_key = ? AND visibility_policy = ?').all(
-        stream.id,
-        topicKey(followersTopic),
-        VISIBILITY_POLICY.followed,
-      ) as { user_id: number }[]
-    ).map((r) => r.user_id),
-  );
+function resolveNoticeUnreadUsers(app: App, stream: StreamRow, topic: string, knownFollowers: ReadonlySet<number> | undefined): Set<number> {
+  const followers =
+    knownFollowers ??
+    new Set(
+      (
+        stmt(app.db, 'SELECT user_id FROM user_topic WHERE stream_id = ? AND topic_key = ? AND visibility_policy = ?').all(
+          stream.id,
+          topicKey(topic),
+          VISIBILITY_POLICY.followed,
+        ) as { user_id: number }[]
+      ).map((r) => r.user_id),
+    );
   const unread = new Set<number>();
   for (const uid of subscriberIds(app.db, stream.id)) {
     const u = findUserById(app.db, stream.realm_id, uid);
@@ -160,8 +164,8 @@ function deletedPreviousResolveNotice(app: App, req: MoveNoticeRequest, now: num
 function maybeSendResolveNotice(app: App, req: MoveNoticeRequest, now: number): number | null {
   if (!req.topicResolved && !req.topicUnresolved) return null;
   if (deletedPreviousResolveNotice(app, req, now)) return null;
-  // The followers of the old topic when all of it moved (Zulip reads them before moving user topics).
-  const unread = resolveNoticeUnreadUsers(app, req.origStream, req.movedAllVisible ? req.origTopic : req.targetTopic);
+  // The followers of the old topic when all of it moved (read before their settings moved with it).
+  const unread = resolveNoticeUnreadUsers(app, req.origStream, req.targetTopic, req.movedAllVisible ? req.origFollowers : undefined);
   const readBy = subscriberIds(app.db, req.origStream.id).filter((uid) => !unread.has(uid));
   // mark_as_read_for_acting_user: the actor has it read whatever their setting.
   if (!readBy.includes(req.actor.id)) readBy.push(req.actor.id);

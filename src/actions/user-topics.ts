@@ -7,7 +7,7 @@ import { nowSeconds } from '../lib/clock';
 import { topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { accessStreamById, accessStreamByName, canAccessStreamContent, findStreamById, findStreamByName, type StreamRow } from '../lib/streams';
-import type { UserRow } from '../lib/users';
+import { findUserById, type UserRow } from '../lib/users';
 import { topicFromClient } from './message-extras';
 import { doSubscribe, doUnsubscribe, type SubscribeResult } from './subscriptions';
 
@@ -48,7 +48,7 @@ function legacyMutedTopics(app: App, user: UserRow, realm: RealmRow): [string, s
  * nothing sends nothing; otherwise the legacy `muted_topics` event (the registry drops it for queues
  * that asked for user_topic) and the `user_topic` event.
  */
-export function setVisibilityPolicy(app: App, user: UserRow, s: StreamRow, topic: string, policy: number): void {
+export function setVisibilityPolicy(app: App, user: UserRow, s: StreamRow, topic: string, policy: number, opts: { skipMutedTopicsEvent?: boolean } = {}): void {
   const key = topicKey(topic);
   const existing = stmt(app.db, 'SELECT visibility_policy FROM user_topic WHERE user_id = ? AND stream_id = ? AND topic_key = ?').get(user.id, s.id, key) as
     | { visibility_policy: number }
@@ -78,9 +78,63 @@ export function setVisibilityPolicy(app: App, user: UserRow, s: StreamRow, topic
   }
   app.batch.onCommit(() => {
     const realm = getRealmById(app.db, user.realm_id) as RealmRow;
-    app.events.send({ type: 'muted_topics', muted_topics: legacyMutedTopics(app, user, realm) }, [user.id]);
+    if (!opts.skipMutedTopicsEvent) app.events.send({ type: 'muted_topics', muted_topics: legacyMutedTopics(app, user, realm) }, [user.id]);
     app.events.send({ type: 'user_topic', stream_id: s.id, topic_name: topic, last_updated: now, visibility_policy: policy }, [user.id]);
   });
+}
+
+/**
+ * Zulip's get_visibility_policy_after_merge: when a topic is moved into one that has messages, each
+ * user keeps the more visible of their two policies (followed, unmuted, inherit, muted).
+ */
+export function visibilityAfterMerge(orig: number, target: number): number {
+  for (const p of [VISIBILITY_POLICY.followed, VISIBILITY_POLICY.unmuted, VISIBILITY_POLICY.inherit]) if (orig === p || target === p) return p;
+  return VISIBILITY_POLICY.muted;
+}
+
+/** Every user's policy for a channel topic. */
+function topicPolicies(app: App, streamId: number, topic: string): Map<number, number> {
+  const rows = stmt(app.db, 'SELECT user_id, visibility_policy FROM user_topic WHERE stream_id = ? AND topic_key = ?').all(streamId, topicKey(topic)) as {
+    user_id: number;
+    visibility_policy: number;
+  }[];
+  return new Map(rows.map((r) => [r.user_id, r.visibility_policy]));
+}
+
+/**
+ * After a whole topic moved (do_update_message, moved_all_visible_messages): users' follow and mute
+ * settings go with it. Those who lost access to the messages lose the old topic's setting; into a
+ * topic that had messages the two settings merge (visibilityAfterMerge), into a new one the old
+ * setting moves as it is. Returns who followed the old topic (the resolve notice reads them).
+ * A change of case only moves nothing: the setting is keyed case-insensitively already (Zulip would
+ * drop it there).
+ */
+export function moveTopicVisibility(
+  app: App,
+  move: { origStream: StreamRow; origTopic: string; targetStream: StreamRow; targetTopic: string; targetHadMessages: boolean; losingAccess: ReadonlySet<number> },
+): Set<number> {
+  const orig = topicPolicies(app, move.origStream.id, move.origTopic);
+  const followers = new Set([...orig].filter(([, p]) => p === VISIBILITY_POLICY.followed).map(([uid]) => uid));
+  if (move.origStream.id === move.targetStream.id && topicKey(move.origTopic) === topicKey(move.targetTopic)) return followers;
+  const target = topicPolicies(app, move.targetStream.id, move.targetTopic);
+  const userOf = (uid: number) => findUserById(app.db, move.origStream.realm_id, uid);
+  for (const uid of [...orig.keys()]) {
+    if (!move.losingAccess.has(uid)) continue;
+    const u = userOf(uid);
+    if (u) setVisibilityPolicy(app, u, move.origStream, move.origTopic, VISIBILITY_POLICY.inherit);
+    orig.delete(uid);
+  }
+  for (const uid of new Set([...orig.keys(), ...target.keys()])) {
+    const u = userOf(uid);
+    if (!u) continue;
+    const from = orig.get(uid) ?? VISIBILITY_POLICY.inherit;
+    const to = target.get(uid) ?? VISIBILITY_POLICY.inherit;
+    const policy = move.targetHadMessages ? visibilityAfterMerge(from, to) : from;
+    // When the target changes too, its muted_topics event carries the whole list for both halves.
+    if (from !== VISIBILITY_POLICY.inherit) setVisibilityPolicy(app, u, move.origStream, move.origTopic, VISIBILITY_POLICY.inherit, { skipMutedTopicsEvent: policy !== to });
+    if (policy !== to) setVisibilityPolicy(app, u, move.targetStream, move.targetTopic, policy);
+  }
+  return followers;
 }
 
 /** POST /user_topics. */

@@ -191,9 +191,11 @@ describe('PATCH /messages/{message_id}: Notification Bot after moves', () => {
       notice(from, 'travel', `This topic was moved to #**move to>travel** by ${mention(hamlet)}.`, []),
     ]);
     const events = await qa.next();
-    // As Zulip, the update goes to the old channel's audience; the new channel's subscribers get the
-    // notice (the moved messages are history to them).
-    assert.deepEqual(events.map(asMsg), [{ type: 'message', ...notice(to, 'travel', here, []) }]);
+    // The old channel's history is shared: the new channel's subscribers hear the move too (as read).
+    assert.deepEqual(events.map(asMsg), [
+      moveEvent(hamlet, a, [a, b], 'move from', from, { propagate_mode: 'change_all', orig_subject: 'travel', new_stream_id: to }, ['read']),
+      { type: 'message', ...notice(to, 'travel', here, []) },
+    ]);
   });
 
   it('send_notification_to_new_thread=false posts nothing; names that break #**…** syntax get a plain link', async () => {
@@ -288,6 +290,78 @@ describe('PATCH /messages/{message_id}: resolving topics', () => {
       assert.equal(res.status, 400);
       assert.deepEqual(res.body, err('General chat cannot be marked as resolved'));
     }
+  });
+});
+
+describe('PATCH /messages/{message_id}: follow and mute settings move with the topic', () => {
+  const FOLLOWED = 3;
+  const MUTED = 1;
+  const UNMUTED = 2;
+  const setPolicy = async (user: TestUser, stream_id: number, topic: string, visibility_policy: number) => {
+    const res = await t.api(user, 'POST', '/user_topics', { stream_id, topic, visibility_policy });
+    assert.deepEqual(res.body, SUCCESS);
+  };
+  /** The user's topic settings in a channel, as [topic, policy] sorted. */
+  const policies = async (user: TestUser, streamId: number) => {
+    const res = await t.api(user, 'POST', '/register', { fetch_event_types: ['user_topic'] });
+    assert.equal(res.status, 200, res.text);
+    return (res.body.user_topics as { stream_id: number; topic_name: string; visibility_policy: number }[])
+      .filter((x) => x.stream_id === streamId)
+      .map((x) => [x.topic_name, x.visibility_policy])
+      .sort();
+  };
+
+  it("a renamed topic keeps each user's setting; the events say so (old topic cleared, new one set)", async () => {
+    const { hamlet, othello, moderator } = t.users;
+    now = T0 + 200_000;
+    const ch = await createChannel(t, hamlet, 'settings move', [hamlet, othello, moderator]);
+    const a = await sendToChannel(t, hamlet, ch, 'plans', 'draft');
+    await setPolicy(othello, ch, 'plans', FOLLOWED);
+    await setPolicy(moderator, ch, 'plans', MUTED);
+    const q = await Q.open(othello, ['user_topic']);
+    assert.deepEqual((await patch(hamlet, a, { topic: 'Plans v2', propagate_mode: 'change_all' })).body, OK);
+    assert.deepEqual(await policies(othello, ch), [['Plans v2', FOLLOWED]]);
+    assert.deepEqual(await policies(moderator, ch), [['Plans v2', MUTED]]);
+    assert.deepEqual(
+      (await q.next()).map((e) => [e.topic_name, e.visibility_policy]),
+      [['plans', 0], ['Plans v2', FOLLOWED]],
+    );
+  });
+
+  it('into a topic with messages the settings merge to the more visible one; a partial move moves none', async () => {
+    const { hamlet, othello, moderator, admin } = t.users;
+    const ch = await createChannel(t, hamlet, 'settings merge', [hamlet, othello, moderator, admin]);
+    const a = await sendToChannel(t, hamlet, ch, 'from', 'one');
+    await sendToChannel(t, hamlet, ch, 'into', 'two');
+    await setPolicy(othello, ch, 'from', MUTED);
+    await setPolicy(othello, ch, 'into', FOLLOWED);
+    await setPolicy(moderator, ch, 'from', MUTED);
+    await setPolicy(admin, ch, 'from', UNMUTED);
+    await setPolicy(admin, ch, 'into', MUTED);
+    assert.deepEqual((await patch(hamlet, a, { topic: 'into', propagate_mode: 'change_all' })).body, OK);
+    assert.deepEqual(await policies(othello, ch), [['into', FOLLOWED]]);
+    // Muted into a topic without a setting: the merge is "inherit" (not muted any more).
+    assert.deepEqual(await policies(moderator, ch), []);
+    assert.deepEqual(await policies(admin, ch), [['into', UNMUTED]]);
+
+    const b = await sendToChannel(t, hamlet, ch, 'partial', 'first');
+    await sendToChannel(t, hamlet, ch, 'partial', 'second');
+    await setPolicy(othello, ch, 'partial', FOLLOWED);
+    assert.deepEqual((await patch(hamlet, b, { topic: 'elsewhere', propagate_mode: 'change_one' })).body, OK);
+    assert.deepEqual(await policies(othello, ch), [['into', FOLLOWED], ['partial', FOLLOWED]]);
+  });
+
+  it('to a private channel: users who lose access lose the setting, those who keep it keep theirs', async () => {
+    const { hamlet, othello, moderator } = t.users;
+    const from = await createChannel(t, hamlet, 'settings public', [hamlet, othello, moderator]);
+    const to = await createChannel(t, hamlet, 'settings private', [hamlet, moderator], { invite_only: true });
+    const a = await sendToChannel(t, hamlet, from, 'secret plans', 'shh');
+    await setPolicy(othello, from, 'secret plans', FOLLOWED);
+    await setPolicy(moderator, from, 'secret plans', FOLLOWED);
+    assert.deepEqual((await patch(hamlet, a, { stream_id: to, propagate_mode: 'change_all' })).body, OK);
+    assert.deepEqual(await policies(othello, from), []);
+    assert.deepEqual(await policies(othello, to), []);
+    assert.deepEqual(await policies(moderator, to), [['secret plans', FOLLOWED]]);
   });
 });
 
