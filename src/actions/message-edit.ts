@@ -26,6 +26,7 @@ import { materializeUserMessages, messageUserRows } from '../lib/user-messages';
 import { findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
 import { sendTimeFlags } from './alert-words';
 import { anyVisibleInTopic, sendMoveNotices } from './message-move-notices';
+import { updateMessageUploads } from './uploads';
 import { moveTopicVisibility } from './user-topics';
 import { accessMessage, checkCanCreateTopic, checkGroupMentions, checkWildcardMentions, mentionBits, normalizeContent, normalizeTopic, topicWildcardParticipants } from './messages';
 
@@ -349,6 +350,8 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
       );
       stmt(app.db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(msg.id, topic, content);
     }
+    // The uploads the new content references (only the sender edits content, so they are the owner).
+    const detachedUploads = rendered ? updateMessageUploads(app, user, m.id, rendered.linkedUploadPaths) : [];
 
     // Moving to another channel, as Zulip's do_update_message: everyone ever subscribed to the old
     // channel (active or not) who is not subscribed to the new one loses their rows; those who cannot
@@ -469,6 +472,6 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
         now,
       );
     }
-    return { detached_uploads: [] };
+    return { detached_uploads: detachedUploads };
   });
 }

@@ -36,6 +36,7 @@ import { findUserByEmail, findUserById, isAdmin, isBot, isGuest, type UserRow } 
 import { sendTimeFlags } from './alert-words';
 import { queueMessagePush } from './push';
 import { checkStreamName, streamViewers } from './streams';
+import { claimUploads } from './uploads';
 import { setVisibilityPolicy, VISIBILITY_POLICY } from './user-topics';
 import { materializeUserMessages } from '../lib/user-messages';
 import { realmEmojiLookup } from '../lib/realm-emoji';
@@ -346,7 +347,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
       // The sender may not be subscribed: theirs is always written.
       if (bits !== 0 || stream === null || uid === sender.id) insertRow.run(uid, id, bits);
     }
-    linkUploads(app, sender, id, rendered);
+    claimUploads(app, sender, id, rendered.linkedUploadPaths);
     if (stream && stream.first_message_id === null) {
       stmt(app.db, 'UPDATE stream SET first_message_id = ? WHERE id = ?').run(id, stream.id);
     }
@@ -416,16 +417,6 @@ function applyAutomaticVisibility(app: App, sender: UserRow, stream: StreamRow, 
     setVisibilityPolicy(app, u, stream, topic, VISIBILITY_POLICY.followed);
   }
   return chosen;
-}
-
-/** Records which uploads a message references (the uploads issue grants access through these rows). */
-function linkUploads(app: App, sender: UserRow, messageId: number, r: RenderResult): void {
-  for (const path of r.linkedUploadPaths) {
-    const a = stmt(app.db, 'SELECT id FROM attachment WHERE realm_id = ? AND path_id = ? AND owner_id = ?').get(sender.realm_id, path, sender.id) as
-      | { id: number }
-      | undefined;
-    if (a) stmt(app.db, 'INSERT OR IGNORE INTO attachment_message (attachment_id, message_id) VALUES (?, ?)').run(a.id, messageId);
-  }
 }
 
 /** Sends the message event to every recipient with their own flags. */

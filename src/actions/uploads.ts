@@ -304,3 +304,41 @@ export function startTusSweeper(app: App): void {
   });
   sweepExpiredTusUploads(app);
 }
+
+// ---- messages referencing uploads -------------------------------------------------------------------
+
+/**
+ * Zulip's do_claim_attachments: the message references these uploads of its sender (paths of other
+ * people's uploads are ignored; reading an upload is granted through the messages that claim it).
+ * The owner hears each newly claimed attachment's message list (attachment update event).
+ */
+export function claimUploads(app: App, sender: UserRow, messageId: number, paths: readonly string[]): void {
+  for (const path of new Set(paths)) {
+    const a = stmt(app.db, 'SELECT * FROM attachment WHERE realm_id = ? AND path_id = ? AND owner_id = ?').get(sender.realm_id, path, sender.id) as
+      | AttachmentRow
+      | undefined;
+    if (!a) continue;
+    if (stmt(app.db, 'INSERT OR IGNORE INTO attachment_message (attachment_id, message_id) VALUES (?, ?)').run(a.id, messageId).changes === 0) continue;
+    const event = { type: 'attachment', op: 'update', attachment: formatAttachment(app.db, a), upload_space_used: uploadSpaceUsed(app.db, sender.realm_id) };
+    app.batch.onCommit(() => app.events.send(event, [sender.id]));
+  }
+}
+
+/**
+ * Zulip's check_attachment_reference_change, for a content edit: uploads the new content no longer
+ * references are released, new ones claimed. Returns the sender's uploads that no message
+ * references any more (the edit's detached_uploads), for the client to offer deleting them.
+ */
+export function updateMessageUploads(app: App, sender: UserRow, messageId: number, paths: readonly string[]): Record<string, unknown>[] {
+  const before = stmt(
+    app.db,
+    'SELECT a.* FROM attachment_message am JOIN attachment a ON a.id = am.attachment_id WHERE am.message_id = ? ORDER BY a.id',
+  ).all(messageId) as AttachmentRow[];
+  const wanted = new Set(paths);
+  const released = before.filter((a) => !wanted.has(a.path_id));
+  for (const a of released) stmt(app.db, 'DELETE FROM attachment_message WHERE attachment_id = ? AND message_id = ?').run(a.id, messageId);
+  claimUploads(app, sender, messageId, paths);
+  return released
+    .filter((a) => a.owner_id === sender.id && !stmt(app.db, 'SELECT 1 FROM attachment_message WHERE attachment_id = ? LIMIT 1').get(a.id))
+    .map((a) => formatAttachment(app.db, a));
+}

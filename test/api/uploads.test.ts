@@ -294,6 +294,39 @@ describe('GET /api/v1/user_uploads/{realm_id}/{path} (temporary URL)', () => {
   });
 });
 
+describe('uploads referenced by edited messages', () => {
+  it('a content edit claims the uploads it links and releases the others; the edit answers with the detached ones', async () => {
+    const u = t.users;
+    const first = await uploadOne(u.hamlet, 'first.txt', 'one');
+    const second = await uploadOne(u.hamlet, 'second.txt', 'two');
+    const res0 = await t.api(u.hamlet, 'POST', '/register', { event_types: ['attachment'], fetch_event_types: [] });
+    const queue = res0.body.queue_id as string;
+    const id = await sendDirect(t, u.hamlet, [u.othello], `[first.txt](${first.url})`);
+    assert.equal((await get(u.othello, second.url)).status, 403);
+    const edit = await t.api(u.hamlet, 'PATCH', `/messages/${id}`, { content: `now [second.txt](${second.url})` });
+    assert.equal(edit.status, 200, edit.text);
+    const attachments = (await t.api(u.hamlet, 'GET', '/attachments')).body.attachments as { id: number; path_id: string; name: string }[];
+    const firstRow = attachments.find((a) => first.url.endsWith(a.path_id))!;
+    const secondRow = attachments.find((a) => second.url.endsWith(a.path_id))!;
+    assert.deepEqual(edit.body, {
+      ...SUCCESS,
+      detached_uploads: [{ id: firstRow.id, name: 'first.txt', path_id: firstRow.path_id, size: 3, create_time: (firstRow as unknown as { create_time: number }).create_time, messages: [] }],
+    });
+    assert.equal((await get(u.othello, second.url)).status, 200);
+    assert.equal((await get(u.othello, first.url)).status, 403);
+    // The owner heard each claim (Zulip's notify_attachment_update), not the release.
+    const events = await t.api(u.hamlet, 'GET', '/events', { queue_id: queue, last_event_id: -1, dont_block: true });
+    const date = (t.app.db.prepare('SELECT date_sent FROM message WHERE id = ?').get(id) as { date_sent: number }).date_sent * 1000;
+    assert.deepEqual(
+      events.body.events.filter((e: { type: string }) => e.type === 'attachment').map((e: { op: string; attachment: { id: number; messages: unknown[] } }) => [e.op, e.attachment.id, e.attachment.messages]),
+      [
+        ['update', firstRow.id, [{ id, date_sent: date }]],
+        ['update', secondRow.id, [{ id, date_sent: date }]],
+      ],
+    );
+  });
+});
+
 describe('GET /attachments, DELETE /attachments/{id}', () => {
   it("lists the user's uploads with the messages linking them; deleting removes file and access", async () => {
     const u = t.users;
