@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
-import { createChannel, err } from '../helpers/chat';
+import { createChannel, err, topicMessages as topicMessagesOf } from '../helpers/chat';
 import { doCreateUser } from '../../src/actions/users';
 import { ROLE } from '../../src/lib/roles';
 
@@ -29,17 +29,8 @@ async function drain(user: TestUser, queueId: string): Promise<Ev[]> {
 }
 
 /** The messages of a channel topic as `user` sees them: raw content and the fields that say who and where. */
-async function topicMessages(user: TestUser, channelId: number, topic: string) {
-  const res = await t.api(user, 'GET', '/messages', {
-    anchor: 'oldest',
-    num_before: 0,
-    num_after: 100,
-    apply_markdown: false,
-    allow_empty_topic_name: true,
-    narrow: [{ operator: 'channel', operand: channelId }, { operator: 'topic', operand: topic }],
-  });
-  assert.equal(res.status, 200, res.text);
-  return res.body.messages.map((m: Ev) => ({
+const topicMessages = async (user: TestUser, channelId: number, topic: string) =>
+  (await topicMessagesOf(t, user, channelId, topic)).map((m: Ev) => ({
     sender_full_name: m.sender_full_name,
     sender_email: m.sender_email,
     type: m.type,
@@ -49,7 +40,6 @@ async function topicMessages(user: TestUser, channelId: number, topic: string) {
     client: m.client,
     flags: m.flags,
   }));
-}
 
 let botEmail = '';
 const notice = (channelId: number, topic: string, content: string, flags: string[]) => ({

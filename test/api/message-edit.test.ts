@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
-import { createChannel, err, sendDirect, sendToChannel, SUCCESS, systemGroups } from '../helpers/chat';
+import { createChannel, err, sendDirect, sendToChannel, SUCCESS, systemGroups, topicMessages as topicMessagesOf } from '../helpers/chat';
 import { doCreateUser } from '../../src/actions/users';
 import { ROLE } from '../../src/lib/roles';
 
@@ -48,22 +48,9 @@ const mention = (u: TestUser) => `@_**${u.fullName}|${u.id}**`;
 const msg = (sender: string, stream_id: number, subject: string, content: string, flags: string[]) => ({ sender_full_name: sender, stream_id, subject, content, flags });
 const notice = (stream_id: number, subject: string, content: string, flags: string[]) => msg('Notification Bot', stream_id, subject, content, flags);
 
-/** The messages of a channel topic as `user` sees them. */
-async function topicMessages(user: TestUser, channelId: number, topic: string) {
-  const res = await t.api(user, 'GET', '/messages', {
-    anchor: 'oldest',
-    num_before: 0,
-    num_after: 100,
-    apply_markdown: false,
-    allow_empty_topic_name: true,
-    narrow: [
-      { operator: 'channel', operand: channelId },
-      { operator: 'topic', operand: topic },
-    ],
-  });
-  assert.equal(res.status, 200, res.text);
-  return res.body.messages.map((m: Ev) => msg(m.sender_full_name, m.stream_id, m.subject, m.content, m.flags));
-}
+/** The messages of a channel topic as `user` sees them, as the tests compare them. */
+const topicMessages = async (user: TestUser, channelId: number, topic: string) =>
+  (await topicMessagesOf(t, user, channelId, topic)).map((m: Ev) => msg(m.sender_full_name, m.stream_id, m.subject, m.content, m.flags));
 
 /** A message event as the tests compare them. */
 const asMsg = (e: Ev) => (e.type === 'message' ? { type: 'message', ...msg(e.message.sender_full_name, e.message.stream_id, e.message.subject, e.message.content, e.flags) } : e);

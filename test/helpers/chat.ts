@@ -55,3 +55,23 @@ export const SUCCESS = { result: 'success', msg: '' } as const;
 export function err(msg: string, code = 'BAD_REQUEST', extra: Record<string, unknown> = {}) {
   return { result: 'error', msg, code, ...extra };
 }
+
+/**
+ * The messages of a channel topic as `user` sees them, oldest first, with raw Markdown content and the
+ * topic as stored (allow_empty_topic_name).
+ */
+export async function topicMessages(t: TestServer, user: TestUser, channelId: number, topic: string): Promise<Record<string, any>[]> {
+  const res = await t.api(user, 'GET', '/messages', {
+    anchor: 'oldest',
+    num_before: 0,
+    num_after: 100,
+    apply_markdown: false,
+    allow_empty_topic_name: true,
+    narrow: [
+      { operator: 'channel', operand: channelId },
+      { operator: 'topic', operand: topic },
+    ],
+  });
+  assert.equal(res.status, 200, res.text);
+  return res.body.messages;
+}
