@@ -4,8 +4,7 @@ import { errors } from '../http/errors';
 import { messageWindow, type Anchor } from '../lib/fetch';
 import { narrowToSql, type NarrowTerm } from '../lib/narrow';
 import type { UserRow } from '../lib/users';
-import { queueRemovePush } from '../push/remove';
-import { applyFlag, editableFlag, flagOperation, flagsEvent, skipUnsubscribedForUnread } from './flags';
+import { editableFlag, flagOperation, updateFlags } from './flags';
 
 export { parseAnchor } from '../lib/fetch';
 
@@ -38,13 +37,7 @@ export function doUpdateFlagsForNarrow(app: App, user: UserRow, req: FlagsNarrow
     editableFlag(req.flag);
     const op = flagOperation(req.op);
     const processed = w.rows.map((r) => r.id);
-    // Only the user's own rows can be marked unread; channels they left are reported back.
-    const markUnread = req.flag === 'read' && op === 'remove';
-    const { keep: candidates, ignoredChannels } = markUnread ? skipUnsubscribedForUnread(app, user, processed) : { keep: processed, ignoredChannels: [] };
-    const changed = applyFlag(app, user, candidates, req.flag, op);
-    // As Zulip's do_update_message_flags: the event goes out even when nothing changed.
-    app.batch.onCommit(() => app.events.send(flagsEvent(app, user, changed, req.flag, op), [user.id]));
-    if (req.flag === 'read' && op === 'add') app.batch.onCommit(() => queueRemovePush(app, user.id, changed));
+    const { changed, ignoredChannels } = updateFlags(app, user, processed, req.flag, op);
     const out: Record<string, unknown> = {
       processed_count: processed.length,
       updated_count: changed.length,
@@ -53,7 +46,8 @@ export function doUpdateFlagsForNarrow(app: App, user: UserRow, req: FlagsNarrow
       found_oldest: w.foundOldest,
       found_newest: w.foundNewest,
     };
-    if (markUnread) out.ignored_because_not_subscribed_channels = ignoredChannels;
+    // Only when marking unread: the channels the user left, whose messages were skipped.
+    if (ignoredChannels !== undefined) out.ignored_because_not_subscribed_channels = ignoredChannels;
     return out;
   });
 }

@@ -5,7 +5,7 @@ import type { ParleyEvent } from '../events/bus';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import { findMessage, type MessageRow } from '../lib/messages';
-import { FLAG, messageMutedFor, messageVisibleTo } from '../lib/narrow';
+import { FLAG, MENTION_FLAGS, messageMutedFor, messageVisibleTo } from '../lib/narrow';
 import { materializeUserMessages, userMessageFlags } from '../lib/user-messages';
 import type { UserRow } from '../lib/users';
 import { queueRemovePush } from '../push/remove';
@@ -36,7 +36,7 @@ const DEFAULT_HISTORICAL_FLAGS = FLAG.read | FLAG.historical;
  * read it ("Invalid message(s)") and writes its historical row: marking read never creates rows.
  * Returns the ids whose flag changed.
  */
-export function applyFlag(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): number[] {
+function applyFlag(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): number[] {
   const bit = editableFlag(flag);
   const target = op === 'add' ? bit : 0;
   const current = new Map([...new Set(ids)].map((id) => [id, userMessageFlags(app.db, user.id, id)]));
@@ -53,7 +53,7 @@ export function applyFlag(app: App, user: UserRow, ids: number[], flag: string, 
 }
 
 /** The update_message_flags event for one user. */
-export function flagsEvent(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): ParleyEvent {
+function flagsEvent(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): ParleyEvent {
   const event: ParleyEvent = { type: 'update_message_flags', op, operation: op, flag, messages: ids, all: false };
   if (flag === 'read' && op === 'remove') {
     const details: Record<string, unknown> = {};
@@ -74,7 +74,7 @@ export function flagsEvent(app: App, user: UserRow, ids: number[], flag: string,
         }[]).map((r) => r.user_id);
         d.user_ids = others;
       }
-      if (flags & (FLAG.mentioned | FLAG.group_mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned)) d.mentioned = true;
+      if (flags & MENTION_FLAGS) d.mentioned = true;
       details[m.id] = d;
     }
     event.message_details = details;
@@ -86,7 +86,7 @@ export function flagsEvent(app: App, user: UserRow, ids: number[], flag: string,
  * Zulip's invariant: unread channel messages are in channels the user is subscribed to. Splits ids into
  * those that may be marked unread and the (sorted) channels whose messages were skipped.
  */
-export function skipUnsubscribedForUnread(app: App, user: UserRow, ids: number[]): { keep: number[]; ignoredChannels: number[] } {
+function skipUnsubscribedForUnread(app: App, user: UserRow, ids: number[]): { keep: number[]; ignoredChannels: number[] } {
   const skipped = new Set<number>();
   const keep: number[] = [];
   const q = stmt(
@@ -101,17 +101,25 @@ export function skipUnsubscribedForUnread(app: App, user: UserRow, ids: number[]
   return { keep, ignoredChannels: [...skipped].sort((a, b) => a - b) };
 }
 
+/**
+ * Zulip's do_update_message_flags, for both endpoints: marking unread skips channels the user left
+ * (their ids come back), the flag is applied, and after the commit the event goes out (even when
+ * nothing changed) and read messages withdraw their push notifications.
+ */
+export function updateFlags(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): { changed: number[]; ignoredChannels?: number[] } {
+  const markUnread = flag === 'read' && op === 'remove';
+  const { keep, ignoredChannels } = markUnread ? skipUnsubscribedForUnread(app, user, ids) : { keep: ids, ignoredChannels: [] };
+  const changed = applyFlag(app, user, keep, flag, op);
+  app.batch.onCommit(() => app.events.send(flagsEvent(app, user, changed, flag, op), [user.id]));
+  if (flag === 'read' && op === 'add') app.batch.onCommit(() => queueRemovePush(app, user.id, changed));
+  return markUnread ? { changed, ignoredChannels } : { changed };
+}
+
 /** POST /messages/flags: the changed ids, and for read/remove the channels skipped (see above). */
 export function doUpdateFlags(app: App, user: UserRow, ids: number[], flag: string, operation: string): { changed: number[]; ignoredChannels?: number[] } {
   return app.batch.write(() => {
     editableFlag(flag);
-    const op = flagOperation(operation);
-    const markUnread = flag === 'read' && op === 'remove';
-    const { keep, ignoredChannels } = markUnread ? skipUnsubscribedForUnread(app, user, ids) : { keep: ids, ignoredChannels: [] };
-    const changed = applyFlag(app, user, keep, flag, op);
-    app.batch.onCommit(() => app.events.send(flagsEvent(app, user, changed, flag, op), [user.id]));
-    if (flag === 'read' && op === 'add') app.batch.onCommit(() => queueRemovePush(app, user.id, changed));
-    return markUnread ? { changed, ignoredChannels } : { changed };
+    return updateFlags(app, user, ids, flag, flagOperation(operation));
   });
 }
 

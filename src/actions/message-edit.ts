@@ -8,8 +8,8 @@ import { errors, JsonableError } from '../http/errors';
 import { nowSeconds } from '../lib/clock';
 import { isUserInGroup } from '../lib/groups';
 import { topicLinks, type Linkifier, type RenderResult } from '../lib/markdown';
-import { flagNames, messageRecipientIds, RESOLVED_TOPIC_PREFIX, type MessageRow } from '../lib/messages';
-import { FLAG, topicKey } from '../lib/narrow';
+import { flagNames, messageRecipientIds, RESOLVED_TOPIC_PREFIX, topicHasMessages, type MessageRow } from '../lib/messages';
+import { FLAG, MENTION_FLAGS, topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { renderMessage } from '../lib/render';
 import {
@@ -48,8 +48,7 @@ export interface EditRequest {
  */
 const EDIT_LIMIT_BUFFER_SECONDS = 20;
 /** The flag bits an edit's rendering decides (Zulip's update_user_message_flags). */
-const CONTENT_FLAG_BITS =
-  FLAG.mentioned | FLAG.group_mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned | FLAG.has_alert_word;
+const CONTENT_FLAG_BITS = MENTION_FLAGS | FLAG.has_alert_word;
 
 // Zulip's UserProfile.is_moderator as check_update_message uses it: administrators and owners too.
 const isModerator = (u: UserRow) => u.role <= 300;
@@ -89,6 +88,22 @@ function accessTargetStream(app: App, user: UserRow, id: number): StreamRow {
   return s;
 }
 
+/** The messages of a channel topic the user received (written or implied rows), oldest first. */
+function receivedInTopic(app: App, user: UserRow, streamId: number, key: string): { id: number; date_sent: number }[] {
+  materializeUserMessages(app.db, user.id);
+  return stmt(
+    app.db,
+    `SELECT m.id, m.date_sent FROM usermessage um JOIN message m ON m.id = um.message_id
+     WHERE um.user_id = ? AND m.stream_id = ? AND m.topic_key = ? ORDER BY m.date_sent, m.id`,
+  ).all(user.id, streamId, key) as { id: number; date_sent: number }[];
+}
+
+/** Users with a subscription to the channel (deactivated users included, as Zulip counts them): active ones only, or ever. */
+function subscribedUserIds(app: App, streamId: number, which: 'active' | 'ever'): Set<number> {
+  const sql = which === 'active' ? 'SELECT user_id FROM subscription WHERE stream_id = ? AND active = 1' : 'SELECT user_id FROM subscription WHERE stream_id = ?';
+  return new Set((stmt(app.db, sql).all(streamId) as { user_id: number }[]).map((r) => r.user_id));
+}
+
 /**
  * Zulip's check_time_limit_for_change_all_propagate_mode: someone outside the moderators who moves a
  * whole topic must be within the time limit for every message of it they can see; otherwise the
@@ -102,18 +117,10 @@ function checkChangeAllTimeLimit(app: App, user: UserRow, realm: RealmRow, m: Me
   if (streamEdited && streamLimit !== null) deadlines.push(streamLimit + EDIT_LIMIT_BUFFER_SECONDS);
   if (deadlines.length === 0) return;
   const oldestAllowed = now - Math.min(...deadlines);
-  let rows: { id: number; date_sent: number }[];
-  if (canAccessStreamHistory(app.db, user, stream)) {
-    rows = stmt(app.db, 'SELECT id, date_sent FROM message WHERE stream_id = ? AND topic_key = ? ORDER BY id').all(stream.id, m.topic_key) as typeof rows;
-  } else {
-    // Only the part of the topic the user received counts.
-    materializeUserMessages(app.db, user.id);
-    rows = stmt(
-      app.db,
-      `SELECT m.id, m.date_sent FROM usermessage um JOIN message m ON m.id = um.message_id
-       WHERE um.user_id = ? AND m.stream_id = ? AND m.topic_key = ? ORDER BY m.date_sent, m.id`,
-    ).all(user.id, stream.id, m.topic_key) as typeof rows;
-  }
+  // Only the part of the topic the user received counts without access to the channel's history.
+  const rows = canAccessStreamHistory(app.db, user, stream)
+    ? (stmt(app.db, 'SELECT id, date_sent FROM message WHERE stream_id = ? AND topic_key = ? ORDER BY id').all(stream.id, m.topic_key) as { id: number; date_sent: number }[])
+    : receivedInTopic(app, user, stream.id, m.topic_key);
   const allowed = rows.filter((r) => r.date_sent > oldestAllowed);
   if (allowed.length === rows.length) return;
   throw new JsonableError('You only have permission to move the {total_messages_allowed_to_move}/{total_messages_in_topic} most recent messages in this topic.', {
@@ -138,15 +145,7 @@ function affectedMessages(app: App, user: UserRow, m: MessageRow, stream: Stream
       ? (stmt(app.db, 'SELECT * FROM message WHERE stream_id = ? AND topic_key = ? ORDER BY id').all(stream.id, m.topic_key) as MessageRow[])
       : (stmt(app.db, 'SELECT * FROM message WHERE stream_id = ? AND topic_key = ? AND id >= ? ORDER BY id').all(stream.id, m.topic_key, m.id) as MessageRow[]);
   if (streamEdited && !canAccessStreamHistory(app.db, user, stream)) {
-    materializeUserMessages(app.db, user.id);
-    const mine = new Set(
-      (
-        stmt(
-          app.db,
-          'SELECT um.message_id AS id FROM usermessage um JOIN message m ON m.id = um.message_id WHERE um.user_id = ? AND m.stream_id = ? AND m.topic_key = ?',
-        ).all(user.id, stream.id, m.topic_key) as { id: number }[]
-      ).map((r) => r.id),
-    );
+    const mine = new Set(receivedInTopic(app, user, stream.id, m.topic_key).map((r) => r.id));
     rows = rows.filter((r) => r.id === m.id || mine.has(r.id));
   }
   return rows;
@@ -161,11 +160,8 @@ function updateContentFlags(app: App, sender: UserRow, m: MessageRow, content: s
   const rows = messageUserRows(app.db, m.id);
   const holders = rows.map((r) => r.user_id);
   // The topic wildcard marks only the topic's participants (and the sender), as get_recipient_info does.
-  const bits = mentionBits(app, { ...rendered, wildcardTopic: false }, holders);
-  if (rendered.wildcardTopic && m.stream_id !== null) {
-    const participants = topicWildcardParticipants(app, m.stream_id, topicForParticipants, m.sender_id);
-    for (const uid of holders) if (participants.has(uid)) bits.set(uid, (bits.get(uid) ?? 0) | FLAG.topic_wildcard_mentioned);
-  }
+  const participants = rendered.wildcardTopic && m.stream_id !== null ? topicWildcardParticipants(app, m.stream_id, topicForParticipants, m.sender_id) : null;
+  const bits = mentionBits(app, rendered, holders, participants);
   // Only has_alert_word: the muted-sender read bit belongs to the send.
   for (const [uid, b] of sendTimeFlags(app, sender, content, holders)) bits.set(uid, (bits.get(uid) ?? 0) | (b & FLAG.has_alert_word));
   const write = stmt(
@@ -243,6 +239,8 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
     const streamEdited = streamArg !== undefined;
     const target = stream && streamEdited ? accessTargetStream(app, user, streamArg) : stream;
     const targetTopic = newTopic ?? origTopic;
+    // Messages change topic or channel (only channel messages can: checked above).
+    const moved = stream !== null && target !== null && (topicEdited || streamEdited);
     if (stream && target) {
       const policy = effectiveTopicsPolicy(target, realm);
       if (targetTopic === '' && (topicEdited || streamEdited) && policy === 'disable_empty_topic') {
@@ -283,7 +281,6 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
           throw errors.badRequest("The time limit for editing this message's channel has passed");
         }
       }
-      const moved = topicEdited || streamEdited;
       if (req.propagateMode === 'change_all' && !isModerator(user) && moved && !topicResolved && !topicUnresolved) {
         checkChangeAllTimeLimit(app, user, realm, m, stream, topicEdited, streamEdited, now);
       }
@@ -298,11 +295,8 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
     }
     const newStream = streamEdited ? target : null;
     // Whether the destination topic had messages before this move (Zulip's target_topic_has_messages).
-    const targetHadMessages =
-      stream !== null && target !== null && (topicEdited || streamEdited)
-        ? stmt(app.db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? LIMIT 1').get(target.id, topicKey(targetTopic)) !== undefined
-        : false;
-    const affected = topicEdited || streamEdited ? affectedMessages(app, user, m, stream as StreamRow, req.propagateMode, streamEdited) : [m];
+    const targetHadMessages = moved && topicHasMessages(app.db, target.id, targetTopic);
+    const affected = moved ? affectedMessages(app, user, m, stream, req.propagateMode, streamEdited) : [m];
     for (const msg of affected) {
       const history = msg.edit_history ? (JSON.parse(msg.edit_history) as Record<string, unknown>[]) : [];
       const entry: Record<string, unknown> = { user_id: user.id, timestamp: now };
@@ -363,10 +357,8 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
     // trigger message_move_cursor).
     const losingAccess: number[] = [];
     if (newStream && stream) {
-      const userIds = (sql: string, id: number) => (stmt(app.db, sql).all(id) as { user_id: number }[]).map((r) => r.user_id);
-      const oldEver = userIds('SELECT user_id FROM subscription WHERE stream_id = ?', stream.id);
-      const newSubs = new Set(userIds('SELECT user_id FROM subscription WHERE stream_id = ? AND active = 1', newStream.id));
-      const losing = oldEver.filter((uid) => !newSubs.has(uid));
+      const newSubs = subscribedUserIds(app, newStream.id, 'active');
+      const losing = [...subscribedUserIds(app, stream.id, 'ever')].filter((uid) => !newSubs.has(uid));
       for (const uid of losing) {
         const u = findUserById(app.db, user.realm_id, uid);
         if (u && (newStream.invite_only === 1 || isGuest(u))) losingAccess.push(uid);
@@ -396,7 +388,7 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
       const gone = new Set(losingAccess);
       const audience = new Set(subscriberIds(app.db, target.id));
       if (newStream) {
-        const oldSubs = new Set((stmt(app.db, 'SELECT user_id FROM subscription WHERE stream_id = ? AND active = 1').all(stream.id) as { user_id: number }[]).map((r) => r.user_id));
+        const oldSubs = subscribedUserIds(app, stream.id, 'active');
         for (const uid of audience) if (!oldSubs.has(uid) && isGuest(findUserById(app.db, user.realm_id, uid) as UserRow)) audience.delete(uid);
         for (const uid of subscriberIds(app.db, stream.id)) audience.add(uid);
       }
@@ -408,7 +400,6 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
     for (const id2 of ids) if (id2 !== m.id) for (const uid of messageRecipientIds(app.db, id2)) recipients.add(uid);
     // A partial move counts as the whole topic when nothing the user can see is left behind; then
     // users' follow and mute settings move with it (before the update event, as Zulip sends them).
-    const moved = stream !== null && target !== null && (topicEdited || streamEdited);
     const movedAllVisible = moved && (req.propagateMode === 'change_all' || !anyVisibleInTopic(app, user, stream, origTopic, []));
     const origFollowers = movedAllVisible
       ? moveTopicVisibility(app, { origStream: stream, origTopic, targetStream: target, targetTopic, targetHadMessages, losingAccess: new Set(losingAccess) })

@@ -11,6 +11,7 @@ import type { RenderResult } from '../lib/markdown';
 import {
   MAX_TOPIC_LENGTH,
   findMessage,
+  topicHasMessages,
   topicParticipants,
   flagNames,
   formatMessages,
@@ -37,7 +38,7 @@ import { sendTimeFlags } from './alert-words';
 import { queueMessagePush } from './push';
 import { checkStreamName, streamViewers } from './streams';
 import { claimUploads } from './uploads';
-import { setVisibilityPolicy, VISIBILITY_POLICY } from './user-topics';
+import { setVisibilityPolicy, topicPolicy, VISIBILITY_POLICY } from './user-topics';
 import { materializeUserMessages } from '../lib/user-messages';
 import { realmEmojiLookup } from '../lib/realm-emoji';
 
@@ -96,7 +97,7 @@ function channelForSend(app: App, sender: UserRow, to: Extract<Addressee, { kind
 export function checkCanCreateTopic(app: App, user: UserRow, s: StreamRow, topic: string): void {
   if (isUserInGroup(app.db, user.id, s.can_create_topic_group)) return;
   if (isBot(user) && user.bot_owner_id !== null && isUserInGroup(app.db, user.bot_owner_id, s.can_create_topic_group)) return;
-  if (stmt(app.db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? LIMIT 1').get(s.id, topicKey(topic))) return;
+  if (topicHasMessages(app.db, s.id, topic)) return;
   throw errors.badRequest('You do not have permission to create new topics in this channel.');
 }
 
@@ -389,10 +390,9 @@ function visibilityAfterSend(sender: UserRow, current: number, channelMuted: boo
  */
 function applyAutomaticVisibility(app: App, sender: UserRow, stream: StreamRow, topic: string, messageId: number, mentioned: ReadonlySet<number>, recipients: readonly number[]): number | null {
   const key = topicKey(topic);
-  const policyOf = stmt(app.db, 'SELECT visibility_policy FROM user_topic WHERE user_id = ? AND stream_id = ? AND topic_key = ?');
   let chosen: number | null = null;
   if (!isBot(sender) && !(sender.automatically_follow_topics_policy === AUTO.never && sender.automatically_unmute_topics_in_muted_streams_policy === AUTO.never)) {
-    const current = (policyOf.get(sender.id, stream.id, key) as { visibility_policy: number } | undefined)?.visibility_policy ?? VISIBILITY_POLICY.inherit;
+    const current = topicPolicy(app, sender.id, stream.id, topic);
     const channelMuted = findSubscription(app.db, sender.id, stream.id)?.is_muted === 1;
     // Started: no earlier message the sender can see (with protected history, only their own rows).
     const started = () =>
@@ -412,7 +412,7 @@ function applyAutomaticVisibility(app: App, sender: UserRow, stream: StreamRow, 
     if (!recipientSet.has(uid)) continue;
     const u = findUserById(app.db, sender.realm_id, uid);
     if (!u || isBot(u) || !u.automatically_follow_topics_where_mentioned) continue;
-    const current = (policyOf.get(uid, stream.id, key) as { visibility_policy: number } | undefined)?.visibility_policy;
+    const current = topicPolicy(app, uid, stream.id, topic);
     if (current === VISIBILITY_POLICY.muted || current === VISIBILITY_POLICY.followed) continue;
     setVisibilityPolicy(app, u, stream, topic, VISIBILITY_POLICY.followed);
   }

@@ -450,6 +450,12 @@ function changeChannelPermission(app: App, actor: UserRow, s: StreamRow, next: {
   sendChannelEventsNotice(app, after, accessPermissionsChangedMessage(actor, policyName(s), policyName(after)));
 }
 
+/**
+ * The stream delete event: ids only (feature level 343); `streams` keeps the deprecated list of
+ * objects, now holding just the id.
+ */
+const streamDeleteEvent = (streamId: number) => ({ type: 'stream', op: 'delete', streams: [{ stream_id: streamId }], stream_ids: [streamId] });
+
 /** Users who can newly see a channel: the stream create event, then its subscribers (peer_add). */
 function announceNewlyVisible(app: App, s: StreamRow, userIds: number[]): void {
   const created = { type: 'stream', op: 'create', streams: [formatStream(app.db, s)] };
@@ -496,7 +502,7 @@ function changeChannelGroupSetting(
     sendChannelUpdate(app, after, setting, value, {}, viewers.filter((uid) => !gaining.includes(uid)));
     if (gaining.length > 0) announceNewlyVisible(app, after, gaining);
     if (losing.length > 0) {
-      const deleted = { type: 'stream', op: 'delete', streams: [{ stream_id: s.id }], stream_ids: [s.id] };
+      const deleted = streamDeleteEvent(s.id);
       app.batch.onCommit(() => app.events.send(deleted, losing));
     }
   } else {
@@ -539,7 +545,7 @@ export function doArchiveChannel(app: App, user: UserRow, streamId: number): voi
     if (isDefaultStream(app, s.id)) setDefaultStream(app, user.realm_id, s.id, false);
     // zulip-compat: Zulip also sends an is_archived update, for clients with the archived_channels
     // capability only; every client here gets the delete event (streams holds only the id, FL 343).
-    const deleted = { type: 'stream', op: 'delete', streams: [{ stream_id: s.id }], stream_ids: [s.id] };
+    const deleted = streamDeleteEvent(s.id);
     app.batch.onCommit(() => app.events.send(deleted, viewers));
     // Posted while the channel still takes messages; the event goes out after the delete event.
     sendChannelEventsNotice(app, s, channelArchivedMessage(s.name), { readBy: subscriberIds(app.db, s.id) });

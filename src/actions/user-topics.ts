@@ -43,6 +43,14 @@ function legacyMutedTopics(app: App, user: UserRow, realm: RealmRow): [string, s
   return rows.map((r) => [r.stream_name, r.topic_name === '' ? realm.empty_topic_display_name : r.topic_name, r.last_updated]);
 }
 
+/** The user's visibility policy for a channel topic (inherit when they set none). */
+export function topicPolicy(app: App, userId: number, streamId: number, topic: string): number {
+  const row = stmt(app.db, 'SELECT visibility_policy FROM user_topic WHERE user_id = ? AND stream_id = ? AND topic_key = ?').get(userId, streamId, topicKey(topic)) as
+    | { visibility_policy: number }
+    | undefined;
+  return row?.visibility_policy ?? VISIBILITY_POLICY.inherit;
+}
+
 /**
  * Sets (or with 0 removes) the user's visibility policy for a topic. As Zulip: a request that changes
  * nothing sends nothing; otherwise the legacy `muted_topics` event (the registry drops it for queues
@@ -50,15 +58,13 @@ function legacyMutedTopics(app: App, user: UserRow, realm: RealmRow): [string, s
  */
 export function setVisibilityPolicy(app: App, user: UserRow, s: StreamRow, topic: string, policy: number, opts: { skipMutedTopicsEvent?: boolean } = {}): void {
   const key = topicKey(topic);
-  const existing = stmt(app.db, 'SELECT visibility_policy FROM user_topic WHERE user_id = ? AND stream_id = ? AND topic_key = ?').get(user.id, s.id, key) as
-    | { visibility_policy: number }
-    | undefined;
+  const existing = topicPolicy(app, user.id, s.id, topic);
   const now = nowSeconds(app.clock);
   if (policy === VISIBILITY_POLICY.inherit) {
-    if (!existing) return;
+    if (existing === VISIBILITY_POLICY.inherit) return;
     stmt(app.db, 'DELETE FROM user_topic WHERE user_id = ? AND stream_id = ? AND topic_key = ?').run(user.id, s.id, key);
-  } else if (existing) {
-    if (existing.visibility_policy === policy) return;
+  } else if (existing !== VISIBILITY_POLICY.inherit) {
+    if (existing === policy) return;
     stmt(app.db, 'UPDATE user_topic SET visibility_policy = ?, last_updated = ? WHERE user_id = ? AND stream_id = ? AND topic_key = ?').run(
       policy,
       now,

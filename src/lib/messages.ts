@@ -2,7 +2,7 @@
 // expect (GET /messages, GET /messages/{id}, message events).
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
-import { FLAG } from './narrow';
+import { FLAG, topicKey } from './narrow';
 import { messageUserRows } from './user-messages';
 import { getRealmById, type RealmRow } from './realm';
 import { realmEditHistoryPolicy, type EditHistoryVisibilityPolicy } from './realm-settings';
@@ -261,12 +261,17 @@ export function messageRecipientIds(db: Db, messageId: number): number[] {
   return messageUserRows(db, messageId).map((r) => r.user_id);
 }
 
+/** Whether a channel's topic has any message (Zulip's messages_for_topic(...).exists()). */
+export function topicHasMessages(db: Db, streamId: number, topic: string): boolean {
+  return stmt(db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? LIMIT 1').get(streamId, topicKey(topic)) !== undefined;
+}
+
 /** Zulip's participants_for_topic: who sent or reacted to a message of a channel's topic. */
 export function topicParticipants(db: Db, streamId: number, topic: string): Set<number> {
   const rows = stmt(
     db,
     `SELECT sender_id AS id FROM message WHERE stream_id = @stream AND topic_key = @key
      UNION SELECT r.user_id FROM reaction r JOIN message m ON m.id = r.message_id WHERE m.stream_id = @stream AND m.topic_key = @key`,
-  ).all({ stream: streamId, key: topic.toLowerCase() }) as { id: number }[];
+  ).all({ stream: streamId, key: topicKey(topic) }) as { id: number }[];
   return new Set(rows.map((r) => r.id));
 }

@@ -171,10 +171,15 @@ const FEW_ROWS: ReadonlySet<string> = new Set(['usermessage_starred', 'usermessa
 /** Operators whose positive term an index on message answers in id order. */
 const MESSAGE_INDEXED = new Set(['channel', 'sender', 'dm', 'id']);
 
-/** A user named by id or (for a string) by email, as Zulip's narrow operators take them. */
-function resolveUser(db: Db, user: UserRow, operand: unknown): UserRow {
+/** A user named by id or (for a string) by email, as Zulip's narrow operators take them, or null. */
+function lookupUser(db: Db, user: UserRow, operand: unknown): UserRow | null {
   // zulip-compat: a string is always an email, even when it is all digits.
-  const u = typeof operand === 'number' ? findUserById(db, user.realm_id, operand) : findUserByEmail(db, user.realm_id, String(operand).trim());
+  return typeof operand === 'number' ? findUserById(db, user.realm_id, operand) : findUserByEmail(db, user.realm_id, String(operand).trim());
+}
+
+/** lookupUser, or BAD_NARROW for an unknown user. */
+function resolveUser(db: Db, user: UserRow, operand: unknown): UserRow {
+  const u = lookupUser(db, user, operand);
   if (!u) throw badNarrow(`unknown user ${String(operand)}`);
   return u;
 }
@@ -311,7 +316,7 @@ export function narrowToSql(db: Db, user: UserRow, terms: NarrowTerm[]): NarrowS
         // an unknown user); an empty list matches nothing.
         const raw = t.operand;
         const items: unknown[] = Array.isArray(raw) ? raw : String(raw).split(',');
-        const users = items.map((x) => (typeof x === 'number' ? findUserById(db, user.realm_id, x) : findUserByEmail(db, user.realm_id, String(x).trim())));
+        const users = items.map((x) => lookupUser(db, user, x));
         if (users.some((u) => u === null)) throw badNarrow(`unknown user in ${Array.isArray(raw) ? `[${raw.join(', ')}]` : String(raw)}`);
         cond = 'm.direct_group_id = ?';
         p.push(users.length === 0 ? 0 : directGroupId(db, user.realm_id, [...users.map((u) => (u as UserRow).id), user.id]));
