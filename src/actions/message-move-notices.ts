@@ -15,7 +15,7 @@ import { findUserById, isBot, type UserRow } from '../lib/users';
 import { silentMention } from './channel-notices';
 import { deleteMessages, doSendMessage } from './messages';
 import { notificationBot } from './system-bots';
-import { VISIBILITY_POLICY } from './user-topics';
+import { followersIn, topicPolicies } from './user-topics';
 
 /** Zulip's settings.RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS: an undo this soon deletes the notice instead. */
 export const RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS = 60;
@@ -88,7 +88,7 @@ export interface MoveNoticeRequest {
   streamEdited: boolean;
   topicResolved: boolean;
   topicUnresolved: boolean;
-  /** Who followed the old topic, when all of it moved (read before the settings moved with it). */
+  /** Who followed the old topic; set only when all of it moved (read before the settings moved with it). */
   origFollowers?: ReadonlySet<number>;
   notifyOldThread: boolean;
   notifyNewThread: boolean;
@@ -119,17 +119,7 @@ function postNotice(app: App, actor: UserRow, stream: StreamRow, topic: string, 
  * is "never", and with "except_followed" those following the topic. Bots never.
  */
 function resolveNoticeUnreadUsers(app: App, stream: StreamRow, topic: string, knownFollowers: ReadonlySet<number> | undefined): Set<number> {
-  const followers =
-    knownFollowers ??
-    new Set(
-      (
-        stmt(app.db, 'SELECT user_id FROM user_topic WHERE stream_id = ? AND topic_key = ? AND visibility_policy = ?').all(
-          stream.id,
-          topicKey(topic),
-          VISIBILITY_POLICY.followed,
-        ) as { user_id: number }[]
-      ).map((r) => r.user_id),
-    );
+  const followers = knownFollowers ?? followersIn(topicPolicies(app, stream.id, topic));
   const unread = new Set<number>();
   for (const uid of subscriberIds(app.db, stream.id)) {
     const u = findUserById(app.db, stream.realm_id, uid);
@@ -165,7 +155,7 @@ function maybeSendResolveNotice(app: App, req: MoveNoticeRequest, now: number): 
   if (!req.topicResolved && !req.topicUnresolved) return null;
   if (deletedPreviousResolveNotice(app, req, now)) return null;
   // The followers of the old topic when all of it moved (read before their settings moved with it).
-  const unread = resolveNoticeUnreadUsers(app, req.origStream, req.targetTopic, req.movedAllVisible ? req.origFollowers : undefined);
+  const unread = resolveNoticeUnreadUsers(app, req.origStream, req.targetTopic, req.origFollowers);
   const readBy = subscriberIds(app.db, req.origStream.id).filter((uid) => !unread.has(uid));
   // mark_as_read_for_acting_user: the actor has it read whatever their setting.
   if (!readBy.includes(req.actor.id)) readBy.push(req.actor.id);

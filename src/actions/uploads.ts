@@ -10,7 +10,7 @@ import type { BodyStream } from '../http/route';
 import { nowSeconds } from '../lib/clock';
 import { getRealmById } from '../lib/realm';
 import type { UserRow } from '../lib/users';
-import { findAttachment, formatAttachment, uploadSpaceUsed, type AttachmentRow } from '../uploads/access';
+import { findAttachment, findAttachmentByPath, formatAttachment, uploadSpaceUsed, type AttachmentRow } from '../uploads/access';
 import { findTusUpload, tusDir, tusFile, tusState, TUS_EXPIRY_SECONDS, TUS_SWEEP_MS, TUS_VERSION, type TusRow } from '../uploads/tus';
 import { moveIntoStore, newPathId, pathIdName, removeFromStore, sanitizeName, uploadUrl } from '../uploads/store';
 
@@ -314,10 +314,8 @@ export function startTusSweeper(app: App): void {
  */
 export function claimUploads(app: App, sender: UserRow, messageId: number, paths: readonly string[]): void {
   for (const path of new Set(paths)) {
-    const a = stmt(app.db, 'SELECT * FROM attachment WHERE realm_id = ? AND path_id = ? AND owner_id = ?').get(sender.realm_id, path, sender.id) as
-      | AttachmentRow
-      | undefined;
-    if (!a) continue;
+    const a = findAttachmentByPath(app.db, sender.realm_id, path);
+    if (!a || a.owner_id !== sender.id) continue;
     if (stmt(app.db, 'INSERT OR IGNORE INTO attachment_message (attachment_id, message_id) VALUES (?, ?)').run(a.id, messageId).changes === 0) continue;
     const event = { type: 'attachment', op: 'update', attachment: formatAttachment(app.db, a), upload_space_used: uploadSpaceUsed(app.db, sender.realm_id) };
     app.batch.onCommit(() => app.events.send(event, [sender.id]));

@@ -99,13 +99,17 @@ export function visibilityAfterMerge(orig: number, target: number): number {
 }
 
 /** Every user's policy for a channel topic. */
-function topicPolicies(app: App, streamId: number, topic: string): Map<number, number> {
+export function topicPolicies(app: App, streamId: number, topic: string): Map<number, number> {
   const rows = stmt(app.db, 'SELECT user_id, visibility_policy FROM user_topic WHERE stream_id = ? AND topic_key = ?').all(streamId, topicKey(topic)) as {
     user_id: number;
     visibility_policy: number;
   }[];
   return new Map(rows.map((r) => [r.user_id, r.visibility_policy]));
 }
+
+/** The users whose policy in `policies` (topicPolicies) is followed. */
+export const followersIn = (policies: ReadonlyMap<number, number>): Set<number> =>
+  new Set([...policies].filter(([, p]) => p === VISIBILITY_POLICY.followed).map(([uid]) => uid));
 
 /**
  * After a whole topic moved (do_update_message, moved_all_visible_messages): users' follow and mute
@@ -120,7 +124,7 @@ export function moveTopicVisibility(
   move: { origStream: StreamRow; origTopic: string; targetStream: StreamRow; targetTopic: string; targetHadMessages: boolean; losingAccess: ReadonlySet<number> },
 ): Set<number> {
   const orig = topicPolicies(app, move.origStream.id, move.origTopic);
-  const followers = new Set([...orig].filter(([, p]) => p === VISIBILITY_POLICY.followed).map(([uid]) => uid));
+  const followers = followersIn(orig);
   if (move.origStream.id === move.targetStream.id && topicKey(move.origTopic) === topicKey(move.targetTopic)) return followers;
   const target = topicPolicies(app, move.targetStream.id, move.targetTopic);
   const userOf = (uid: number) => findUserById(app.db, move.origStream.realm_id, uid);

@@ -105,13 +105,9 @@ export class WriteBatch {
       if (!light) {
         this.db.exec('ROLLBACK TO w');
         this.db.exec('RELEASE w');
-        // The in-memory caches (src/db/watch.ts) heard the undone changes and may since have read the
-        // undone rows back (a channel made public, then a refused folder id): a rollback fires no
-        // trigger, so they are emptied here, or they would serve rows that were never committed.
-        if ((this.totalChanges.get() as number) !== changesBefore) {
-          this.epoch++;
-          invalidateAll(this.db);
-        }
+        // The caches may since have read the undone rows back (a channel made public, then a refused
+        // folder id).
+        if ((this.totalChanges.get() as number) !== changesBefore) this.forgetUndoneRows();
       } else if ((this.totalChanges.get() as number) !== changesBefore) {
         console.error('parley: a write failed after changing the database; rolling back the whole turn', err);
         this.abortTurn();
@@ -125,6 +121,16 @@ export class WriteBatch {
     return result;
   }
 
+  /**
+   * After a rollback: the in-memory caches (src/db/watch.ts) heard the undone changes and may hold
+   * rows that were never committed, and a rollback fires no trigger; they are emptied, and the epoch
+   * moves.
+   */
+  private forgetUndoneRows(): void {
+    this.epoch++;
+    invalidateAll(this.db);
+  }
+
   /** Rolls back everything this turn wrote: every waiting hook hears `false` (their replies become 500s). */
   private abortTurn(): void {
     try {
@@ -134,8 +140,7 @@ export class WriteBatch {
     }
     this.open = false;
     this.dirty = false;
-    this.epoch++;
-    invalidateAll(this.db);
+    this.forgetUndoneRows();
     for (const fn of this.failureListeners) fn();
     const hooks = this.hooks;
     this.hooks = [];
