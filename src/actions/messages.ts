@@ -39,7 +39,7 @@ import { queueMessagePush } from './push';
 import { checkStreamName, streamViewers } from './streams';
 import { claimUploads } from './uploads';
 import { setVisibilityPolicy, topicPolicy, VISIBILITY_POLICY } from './user-topics';
-import { materializeUserMessages } from '../lib/user-messages';
+import { firstReceivedInTopic, firstTopicMessage, materializeUserMessages } from '../lib/user-messages';
 import { realmEmojiLookup } from '../lib/realm-emoji';
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -394,16 +394,10 @@ function applyAutomaticVisibility(app: App, sender: UserRow, stream: StreamRow, 
   if (!isBot(sender) && !(sender.automatically_follow_topics_policy === AUTO.never && sender.automatically_unmute_topics_in_muted_streams_policy === AUTO.never)) {
     const current = topicPolicy(app, sender.id, stream.id, topic);
     const channelMuted = findSubscription(app.db, sender.id, stream.id)?.is_muted === 1;
-    // Started: no earlier message the sender can see (with protected history, only their own rows).
+    // Started: the first message of the topic the sender can see (with protected history, of their
+    // own rows) is this one, the newest message there is.
     const started = () =>
-      canAccessStreamHistory(app.db, sender, stream)
-        ? !stmt(app.db, 'SELECT 1 FROM message WHERE stream_id = ? AND topic_key = ? AND id <> ? LIMIT 1').get(stream.id, key, messageId)
-        : !stmt(
-            app.db,
-            `SELECT 1 FROM message m WHERE m.stream_id = @stream AND m.topic_key = @key AND m.id <> @id
-               AND (EXISTS (SELECT 1 FROM usermessage um WHERE um.user_id = @user AND um.message_id = m.id)
-                    OR EXISTS (SELECT 1 FROM usermessage_pending p WHERE p.user_id = @user AND p.message_id = m.id)) LIMIT 1`,
-          ).get({ stream: stream.id, key, id: messageId, user: sender.id });
+      (canAccessStreamHistory(app.db, sender, stream) ? firstTopicMessage(app.db, stream.id, key) : firstReceivedInTopic(app.db, sender.id, stream.id, key)) === messageId;
     chosen = visibilityAfterSend(sender, current, channelMuted, started);
     if (chosen !== null) setVisibilityPolicy(app, sender, stream, topic, chosen);
   }

@@ -4,7 +4,9 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { renderMarkdown, type RenderContext, type RenderResult } from './markdown';
 import { realmEmojiLookup } from './realm-emoji';
+import { topicKey } from './narrow';
 import { canAccessStreamContent, findStreamById } from './streams';
+import { firstReceivedInTopic, firstTopicMessage } from './user-messages';
 import type { UserRow } from './users';
 
 /**
@@ -16,21 +18,8 @@ import type { UserRow } from './users';
 function firstTopicMessageFor(app: App, sender: UserRow, streamId: number, topic: string): number | null {
   const s = findStreamById(app.db, sender.realm_id, streamId);
   if (!s || !canAccessStreamContent(app.db, sender, s)) return null;
-  const key = topic.toLowerCase();
-  const row = (
-    s.history_public_to_subscribers
-      ? stmt(app.db, 'SELECT min(id) AS id FROM message WHERE stream_id = ? AND topic_key = ?').get(streamId, key)
-      : stmt(
-          app.db,
-          `SELECT min(id) AS id FROM (
-             SELECT um.message_id AS id FROM usermessage um JOIN message m ON m.id = um.message_id
-             WHERE um.user_id = @user AND m.stream_id = @stream AND m.topic_key = @key
-             UNION ALL
-             SELECT p.message_id AS id FROM usermessage_pending p JOIN message m ON m.id = p.message_id
-             WHERE p.user_id = @user AND m.stream_id = @stream AND m.topic_key = @key)`,
-        ).get({ user: sender.id, stream: streamId, key })
-  ) as { id: number | null };
-  return row.id;
+  const key = topicKey(topic);
+  return s.history_public_to_subscribers ? firstTopicMessage(app.db, streamId, key) : firstReceivedInTopic(app.db, sender.id, streamId, key);
 }
 
 /**

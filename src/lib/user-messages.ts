@@ -23,6 +23,29 @@ export function userMessageFlags(db: Db, userId: number, messageId: number): num
   return stmt(db, 'SELECT 1 FROM usermessage_pending WHERE user_id = ? AND message_id = ?').get(userId, messageId) === undefined ? null : 0;
 }
 
+/** The oldest message of a channel topic (by topic key), or null. */
+export function firstTopicMessage(db: Db, streamId: number, key: string): number | null {
+  return (stmt(db, 'SELECT min(id) AS id FROM message WHERE stream_id = ? AND topic_key = ?').get(streamId, key) as { id: number | null }).id;
+}
+
+/**
+ * The oldest message of a channel topic the user has (written or implied row), or null. Writes
+ * nothing, so a send may ask before its last check.
+ */
+export function firstReceivedInTopic(db: Db, userId: number, streamId: number, key: string): number | null {
+  return (
+    stmt(
+      db,
+      `SELECT min(id) AS id FROM (
+         SELECT um.message_id AS id FROM usermessage um JOIN message m ON m.id = um.message_id
+         WHERE um.user_id = @user AND m.stream_id = @stream AND m.topic_key = @key
+         UNION ALL
+         SELECT p.message_id AS id FROM usermessage_pending p JOIN message m ON m.id = p.message_id
+         WHERE p.user_id = @user AND m.stream_id = @stream AND m.topic_key = @key)`,
+    ).get({ user: userId, stream: streamId, key }) as { id: number | null }
+  ).id;
+}
+
 /** Every user who has the message, with their flag bits (0 for implied rows). */
 export function messageUserRows(db: Db, messageId: number): { user_id: number; flags: number }[] {
   return stmt(
