@@ -1,4 +1,5 @@
 // Channels and subscriptions.
+import type { App } from '../app';
 import * as v from 'valibot';
 import {
   checkCreateChannel,
@@ -39,8 +40,12 @@ import {
   type StreamGroupSetting,
   type StreamRow,
 } from '../lib/streams';
-import { accessUserById, isGuest } from '../lib/users';
+import { accessUserById, isGuest, type UserRow } from '../lib/users';
 import '../lib/state-channels';
+
+/** `principals` of (un)subscribing: the users named, or null for the caller (also for an empty list, as Zulip). */
+const principalsOrCaller = (app: App, user: UserRow, principals: (string | number)[] | undefined) =>
+  principals?.length ? resolvePrincipals(app, user, principals) : null;
 
 /** message_retention_days arrives raw ("unlimited") or JSON-encoded ("\"unlimited\"" or 30); parseRetention judges it. */
 const retentionParam = p.jsonOrStr(v.union([v.string(), zInt()], 'Invalid {var_name}'));
@@ -250,8 +255,7 @@ export const channelRoutes = [
     },
     handle({ app, user, params }) {
       return app.batch.write(() => {
-        // As Zulip: an empty principals list means the caller.
-        const principals = params.principals?.length ? resolvePrincipals(app, user, params.principals as (string | number)[]) : null;
+        const principals = principalsOrCaller(app, user, params.principals as (string | number)[] | undefined);
         const result = doSubscribe(app, user, {
           streams: params.subscriptions.map((s) => ({ name: s.name, description: s.description, color: s.color })),
           principals,
@@ -271,8 +275,7 @@ export const channelRoutes = [
     params: { subscriptions: p.json(v.array(zStr())), principals: p.json(principalsSchema).optional() },
     handle({ app, user, params }) {
       return app.batch.write(() => {
-        // As Zulip: an empty principals list means the caller.
-        const principals = params.principals?.length ? resolvePrincipals(app, user, params.principals as (string | number)[]) : null;
+        const principals = principalsOrCaller(app, user, params.principals as (string | number)[] | undefined);
         return doUnsubscribe(app, user, params.subscriptions, principals);
       });
     },
