@@ -2,7 +2,7 @@
 // lazily loaded chunks in dist/lazy/, see src/lazy.ts), then turns it into the single executable
 // dist/parley with Node's SEA support: the bundle, its V8 code cache (recorded by starting it once),
 // the chunks and the uWS and better-sqlite3 addons are embedded as assets (src/sea-main.ts,
-// src/native.ts). Fully offline (the training start listens on 127.0.0.1 only); idempotent; a few seconds.
+// src/native.ts) with the web client's files (scripts/build-web.mjs). Fully offline (the training start listens on 127.0.0.1 only); idempotent; a few seconds.
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Module, { createRequire } from 'node:module';
 import * as esbuild from 'esbuild';
+import { buildWeb } from './scripts/build-web.mjs';
 
 const require = createRequire(import.meta.url);
 const root = path.dirname(fileURLToPath(import.meta.url));
@@ -159,6 +160,10 @@ try {
     });
   }
 
+  // 2b. The web client: content-hashed files in dist/web, embedded as the assets web/NAME.
+  const stagedWeb = path.join(stage, 'web');
+  const webManifest = await buildWeb(stagedWeb);
+
   // 3. The executable's entry script and the bundle's code cache, recorded by a training run.
   const seaMain = path.join(stage, 'sea-main.cjs');
   await esbuild.build({
@@ -206,6 +211,7 @@ try {
       [BUNDLE_ASSET]: wrapped,
       [CODE_CACHE_ASSET]: codeCache,
       ...Object.fromEntries(chunkNames.map((n) => [chunkPath(n), chunks[n]])),
+      ...Object.fromEntries(['manifest.json', ...webManifest.files].map((f) => [`web/${f}`, path.join(stagedWeb, f)])),
     },
   };
   fs.writeFileSync(seaConfig, JSON.stringify(config, null, 2) + '\n');
@@ -227,6 +233,8 @@ try {
     fs.mkdirSync(path.dirname(path.join(dist, chunkPath(name))), { recursive: true });
     fs.renameSync(chunks[name], path.join(dist, chunkPath(name)));
   }
+  fs.rmSync(path.join(dist, 'web'), { recursive: true, force: true });
+  fs.renameSync(stagedWeb, path.join(dist, 'web'));
   fs.renameSync(stagedBundle, bundle);
   fs.renameSync(stagedExe, exe);
 } finally {
@@ -236,6 +244,6 @@ try {
 const size = (f) => `${(fs.statSync(f).size / 1024 / 1024).toFixed(1)} MB`;
 console.log(
   `build: ${rel(bundle)} (${size(bundle)}), ${rel(exe)} (${size(exe)}) with ${UWS_ASSET} and ${SQLITE_ASSET}` +
-    ` and ${chunkNames.length} lazy chunks (${chunkNames.map((n) => `${n} ${(fs.statSync(path.join(dist, chunkPath(n))).size / 1024).toFixed(0)} KB`).join(', ')})` +
+    ` and ${chunkNames.length} lazy chunks and the web client (${webManifest.files.length} files) (${chunkNames.map((n) => `${n} ${(fs.statSync(path.join(dist, chunkPath(n))).size / 1024).toFixed(0)} KB`).join(', ')})` +
     ` in ${((performance.now() - started) / 1000).toFixed(1)} s`,
 );

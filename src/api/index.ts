@@ -29,6 +29,7 @@ import { realmEmojiRoutes } from './realm-emoji';
 import { realmRoutes } from './realm';
 import { userExtraRoutes } from './users-extra';
 import { userStatusRoutes } from './user-status';
+import { webRoutes } from './web';
 
 export const allRoutes: readonly AnyRoute[] = [
   ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...userTopicRoutes,
@@ -38,4 +39,4 @@ export const allRoutes: readonly AnyRoute[] = [
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,
   ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes,
-  ...realmRoutes];
+  ...realmRoutes, ...webRoutes];

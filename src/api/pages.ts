@@ -1,6 +1,7 @@
-// The few HTML pages Parley serves itself: sign-up through an invitation link, web login and logout,
-// and the "you're in" page. Forms post to the same origin; a request whose Origin header names
-// another site is refused (the SameSite=Lax cookie already keeps cross-site posts from carrying it).
+// The few HTML pages Parley serves itself besides the web app: sign-up through an invitation link, web
+// login and logout. Forms post to the same origin; a request whose Origin header names another site
+// (or `null`, an opaque origin) is refused (the SameSite=Lax cookie already keeps cross-site posts from
+// carrying it). After logging in or signing up, people land in the web app at `/`.
 import { checkInvitationKey, doAcceptInvitation, InvitationUnusable } from '../actions/invites';
 import { doCreateSession, doDeleteSession, doPasswordLogin, SESSION_SECONDS } from '../actions/sessions';
 import { authenticateSession, readCookie, SESSION_COOKIE } from '../http/auth';
@@ -8,18 +9,30 @@ import { JsonableError } from '../http/errors';
 import { p } from '../http/params';
 import { publicRoute, Reply } from '../http/route';
 import type { App } from '../app';
+import { getRealmById } from '../lib/realm';
 import { html, page, PAGE_HEADERS, type SafeHtml } from '../lib/html';
+import { assetUrl, webAssets } from '../lib/web-assets';
 import type { UserRow } from '../lib/users';
 
-function htmlReply(status: number, title: string, body: SafeHtml, headers: Record<string, string> = {}): Reply {
-  return new Reply(status, { ...PAGE_HEADERS, ...headers }, page(title, body));
+function htmlReply(status: number, title: string, body: SafeHtml, headers: Record<string, string> = {}, script?: string): Reply {
+  const icon = webAssets()?.manifest['favicon.svg'];
+  return new Reply(status, { ...PAGE_HEADERS, ...headers }, page(title, body, script, icon ? assetUrl(icon) : undefined));
 }
 
-function redirect(location: string, headers: Record<string, string> = {}): Reply {
+/**
+ * Where to go after logging in: the web app, at the narrow the person opened before being sent to log
+ * in (`next`, filled in by the login page's script from the address's #fragment). Only `/` and
+ * `/#...` are accepted, so the form cannot be made to redirect anywhere else.
+ */
+export function afterLogin(next: string | undefined): string {
+  return next !== undefined && /^\/#[^\s\\]*$/.test(next) ? next : '/';
+}
+
+export function redirect(location: string, headers: Record<string, string> = {}): Reply {
   return new Reply(303, { ...PAGE_HEADERS, Location: location, ...headers }, '');
 }
 
-const secure = (app: App) => app.publicUrl.startsWith('https:');
+export const secure = (app: App) => app.publicUrl.startsWith('https:');
 
 function sessionCookie(app: App, token: string): string {
   return `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${SESSION_SECONDS}${secure(app) ? '; Secure' : ''}`;
@@ -99,21 +112,24 @@ ${emailField}
 
 // --- login --------------------------------------------------------------------------------------------
 
-function loginPage(status: number, error: string | null, email = '', headers: Record<string, string> = {}): Reply {
+function loginPage(app: App, status: number, error: string | null, email = '', next = '/', headers: Record<string, string> = {}): Reply {
+  const script = webAssets()?.manifest['login.js'];
   return htmlReply(
     status,
     'Log in',
-    html`${errorBox(error)}
+    html`<p class="realm">${getRealmById(app.db, app.realmId())?.name ?? ''}</p>${errorBox(error)}
 <form method="post" action="/login">
+<input type="hidden" name="next" value="${afterLogin(next)}">
 <label for="username">Email</label><input id="username" name="username" type="email" required autocomplete="username" value="${email}">
 <label for="password">Password</label><input id="password" name="password" type="password" required autocomplete="current-password">
 <button type="submit">Log in</button>
 </form>`,
     headers,
+    script ? assetUrl(script) : undefined,
   );
 }
 
-function currentUser(app: App, cookie: string | undefined): UserRow | null {
+export function currentUser(app: App, cookie: string | undefined): UserRow | null {
   try {
     return authenticateSession(app, cookie);
   } catch (err) {
@@ -138,7 +154,7 @@ export const pageRoutes = [
       try {
         const user = doAcceptInvitation(app, path.key, { email: params.email ?? null, fullName: form.fullName, password: params.password ?? '' });
         const token = doCreateSession(app, user);
-        return redirect('/welcome', { 'Set-Cookie': sessionCookie(app, token) });
+        return redirect('/', { 'Set-Cookie': sessionCookie(app, token) });
       } catch (err) {
         if (err instanceof InvitationUnusable) return unusablePage(err);
         if (err instanceof JsonableError) return signUpPage(app, path.key, 400, err.message, form);
@@ -149,26 +165,29 @@ export const pageRoutes = [
   publicRoute({
     method: 'GET',
     path: '/login',
-    handle: () => loginPage(200, null),
+    handle: ({ app }) => loginPage(app, 200, null),
   }),
   publicRoute({
     method: 'POST',
     path: '/login',
-    params: { username: p.str().alias('email').optional(), password: p.str().optional() },
+    params: { username: p.str().alias('email').optional(), password: p.str().optional(), next: p.str().optional() },
     handle({ app, params, headers }) {
       if (!sameOrigin(app, headers)) return forbidden();
       const email = (params.username ?? '').trim();
+      const next = afterLogin(params.next);
       try {
         const user = doPasswordLogin(app, email, params.password ?? '');
         const token = doCreateSession(app, user);
-        return redirect('/welcome', { 'Set-Cookie': sessionCookie(app, token) });
+        return redirect(next, { 'Set-Cookie': sessionCookie(app, token) });
       } catch (err) {
         if (!(err instanceof JsonableError)) throw err;
         if (err.code === 'RATE_LIMIT_HIT') {
-          return loginPage(429, 'Too many failed attempts. Wait a few minutes, then try again.', email, { 'Retry-After': err.headers['Retry-After'] ?? '60' });
+          return loginPage(app, 429, 'Too many failed attempts. Wait a few minutes, then try again.', email, next, {
+            'Retry-After': err.headers['Retry-After'] ?? '60',
+          });
         }
         const status = err.code === 'AUTHENTICATION_FAILED' ? 401 : 403;
-        return loginPage(status, err.message, email);
+        return loginPage(app, status, err.message, email, next);
       }
     },
   }),
@@ -182,19 +201,10 @@ export const pageRoutes = [
       return redirect('/login', { 'Set-Cookie': clearedCookie(app) });
     },
   }),
+  // The page people landed on before the web app existed: old links and bookmarks go to the app.
   publicRoute({
     method: 'GET',
     path: '/welcome',
-    handle({ app, headers }) {
-      const user = currentUser(app, headers.cookie);
-      if (!user) return redirect('/login');
-      return htmlReply(
-        200,
-        "You're in!",
-        html`<p>Welcome, ${user.full_name}. You are logged in as <strong>${user.delivery_email}</strong>.</p>
-<p>Open ${app.publicUrl} in a Zulip app to start chatting.</p>
-<form method="post" action="/logout"><button type="submit">Log out</button></form>`,
-      );
-    },
+    handle: () => redirect('/'),
   }),
 ];

@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'INVALID_JSON'
   | 'INVALID_API_KEY'
   | 'UNAUTHORIZED'
+  | 'CSRF_FAILED'
   | 'USER_DEACTIVATED'
   | 'REALM_DEACTIVATED'
   | 'AUTHENTICATION_FAILED'
@@ -77,6 +78,17 @@ export class JsonableError extends Error {
 }
 
 const BASIC = { 'WWW-Authenticate': 'Basic realm="zulip"' };
+/**
+ * zulip-compat: /json answers 401 with a "Session" challenge (json_unauthorized(www_authenticate=
+ * "session")): a Basic challenge would make the browser pop up its own password dialog.
+ */
+const SESSION = { 'WWW-Authenticate': 'Session realm="zulip"' };
+
+/** The same error as `e` with the session challenge instead of Basic (a 401 on /json). */
+export function withSessionChallenge(e: JsonableError): JsonableError {
+  if (e.status !== 401 || e.headers['WWW-Authenticate'] === undefined) return e;
+  return new JsonableError(e.template, { code: e.code, status: e.status, data: e.data, vars: e.vars, headers: { ...e.headers, ...SESSION } });
+}
 
 // One constructor per machine-readable failure, so handlers never spell codes or statuses.
 export const errors = {
@@ -93,6 +105,9 @@ export const errors = {
   invalidJson: () => new JsonableError('Malformed JSON', { code: 'INVALID_JSON' }),
   unauthorized: (template = 'Not logged in: API authentication or user session required') =>
     new JsonableError(template, { code: 'UNAUTHORIZED', status: 401, headers: BASIC }),
+  /** Zulip's CsrfFailureError (403, the reason also as a key), for /json writes without the right X-CSRFToken. */
+  csrfFailed: (reason: string) =>
+    new JsonableError('CSRF error: {reason}', { code: 'CSRF_FAILED', status: 403, data: { reason } }),
   invalidApiKey: (template = 'Invalid API key') =>
     new JsonableError(template, { code: 'INVALID_API_KEY', status: 401, headers: BASIC }),
   userDeactivated: () =>

@@ -4,8 +4,12 @@ import type { UserRow } from '../lib/users';
 import type { ParamSpec, ParsedParams } from './params';
 import type { Method } from './router';
 
-/** public: no credentials; user: HTTP Basic with an API key; user_or_session: Basic or the web session cookie. */
-export type AuthLevel = 'public' | 'user' | 'user_or_session';
+/**
+ * public: no credentials; user: HTTP Basic with an API key; user_or_session: Basic or the web session
+ * cookie; session: the web app's session cookie with CSRF (the /json copy of every API route, made by
+ * jsonRoutes()).
+ */
+export type AuthLevel = 'public' | 'user' | 'user_or_session' | 'session';
 
 export interface UploadedFile {
   field: string;
@@ -124,3 +128,19 @@ export function route<S extends ParamSpec = {}>(def: RouteDef<S, UserRow> & { au
 export function publicRoute<S extends ParamSpec = {}>(def: Omit<RouteDef<S, null>, 'auth'>): AnyRoute {
   return { ...def, auth: 'public' } as unknown as AnyRoute;
 }
+
+const API_PREFIX = '/api/v1/';
+
+/**
+ * The web app's copies of the API routes: `/json/...` for every `/api/v1/...`, the same handler and
+ * parameters, authenticated by the session cookie + CSRF token instead of Basic (Zulip serves its own
+ * web app the same way). Public routes stay public.
+ */
+export function jsonRoutes(routes: readonly AnyRoute[]): AnyRoute[] {
+  return routes
+    .filter((r) => r.path.startsWith(API_PREFIX))
+    .map((r) => ({ ...r, path: `/json/${r.path.slice(API_PREFIX.length)}`, auth: r.auth === 'public' ? 'public' : 'session' }));
+}
+
+/** The /api/v1 pattern a route answers for (the /json copies report their API route). */
+export const apiPattern = (path: string): string => (path.startsWith('/json/') ? `${API_PREFIX}${path.slice(6)}` : path);

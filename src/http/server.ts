@@ -9,12 +9,12 @@ import type { App } from '../app';
 import { loadUws } from '../native';
 import { translate } from '../lib/i18n';
 import { isAdmin, isOwner, type UserRow } from '../lib/users';
-import { authenticateBasic, authenticateSession } from './auth';
-import { errors, JsonableError } from './errors';
+import { authenticateBasic, authenticateSession, authenticateWebRequest } from './auth';
+import { errors, JsonableError, withSessionChallenge } from './errors';
 import { MultipartParser } from './multipart';
 import { readParams } from './params';
 import { rateLimitHeaders } from './ratelimit';
-import { FileReply, JsonFields, Reply, type AnyRoute, type BodyStream, type Ctx, type HandlerResult, type UploadedFile } from './route';
+import { apiPattern, FileReply, JsonFields, jsonRoutes, Reply, type AnyRoute, type BodyStream, type Ctx, type HandlerResult, type UploadedFile } from './route';
 import { recorderFromEnv } from './record';
 import { Router } from './router';
 import { parseUrlencoded, parseUrlencodedBody } from './urlencoded';
@@ -25,6 +25,7 @@ const STATUS_TEXT: Record<number, string> = {
   204: 'No Content',
   301: 'Moved Permanently',
   302: 'Found',
+  303: 'See Other',
   304: 'Not Modified',
   400: 'Bad Request',
   401: 'Unauthorized',
@@ -72,8 +73,10 @@ class Pending {
   tempFiles: string[] = [];
   /** Headers every reply to this request carries (rate-limit state). */
   extraHeaders: Record<string, string> = NO_HEADERS;
-  /** The matched route's pattern (for the response recorder). */
+  /** The matched route's pattern (for the response recorder; /json routes report their /api/v1 pattern). */
   route?: string;
+  /** A /json request of the web app: a 401 challenges with "Session", never Basic. */
+  session = false;
   /** A raw body (rawBody routes) not yet read to its end: the reply must close the connection. */
   bodyUnread?: boolean;
   /** Run when the client goes away (stop streaming a file, fail a raw body stream). */
@@ -153,7 +156,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
   const uws = loadUws();
   const record = recorderFromEnv(); // null unless PARLEY_RECORD_RESPONSES is set
   const router = new Router<AnyRoute>();
-  for (const r of routes) router.add(r.method, r.path, r);
+  for (const r of [...routes, ...jsonRoutes(routes)]) router.add(r.method, r.path, r);
   const http: TemplatedApp = uws.App();
   let inFlight = 0;
   let idleWaiters: (() => void)[] = [];
@@ -245,7 +248,7 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
 
   function sendError(p: Pending, err: unknown, user: UserRow | null, close = false): void {
     let e: JsonableError;
-    if (err instanceof JsonableError) e = err;
+    if (err instanceof JsonableError) e = p.session ? withSessionChallenge(err) : err;
     else {
       console.error(`parley: unexpected error in ${p.method} ${p.url}`, err);
       e = errors.internal();
@@ -273,12 +276,15 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     if (match.kind === 'none') throw errors.notFound();
     if (match.kind === 'method') throw errors.methodNotAllowed(match.allowed);
     const route = match.handler;
-    p.route = route.path;
+    p.route = apiPattern(route.path);
     app.batch.begin();
 
     // Authenticate from the headers before reading a possibly large body.
     let user: UserRow | null = null;
-    if (route.auth !== 'public') {
+    if (route.auth === 'session') {
+      p.session = true;
+      user = authenticateWebRequest(app, p.method, p.headers);
+    } else if (route.auth !== 'public') {
       if (route.auth === 'user_or_session' && !p.headers.authorization) {
         user = authenticateSession(app, p.headers.cookie);
         if (!user) throw errors.unauthorized();

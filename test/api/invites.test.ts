@@ -114,7 +114,7 @@ describe('invitation flow end to end', () => {
     assert.match(page.text, /Iago invited you to join Test Org\./);
     assert.match(page.text, /newbie@example\.com/);
     assert.match(page.text, /name="full_name"/);
-    assert.equal(page.headers.get('referrer-policy'), 'no-referrer');
+    assert.equal(page.headers.get('referrer-policy'), 'same-origin');
 
     // A too-short password re-renders the form with the error and creates nothing.
     const weak = await postForm(pathOf(link), { full_name: 'New Bie', password: 'abc' });
@@ -126,13 +126,13 @@ describe('invitation flow end to end', () => {
     events = [];
     const done = await postForm(pathOf(link), { full_name: 'New Bie', password: 'a-good-password' });
     assert.equal(done.status, 303, done.text);
-    assert.equal(done.headers.get('location'), '/welcome');
+    assert.equal(done.headers.get('location'), '/');
     const cookie = done.headers.get('set-cookie') ?? '';
     assert.match(cookie, /^parley_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Lax; Path=\/; Max-Age=1209600$/);
     const token = cookie.split(';')[0];
-    const welcome = await t.raw('GET', '/welcome', { headers: { cookie: token } });
-    assert.equal(welcome.status, 200);
-    assert.match(welcome.text, /Welcome, New Bie\./);
+    const app = await t.raw('GET', '/', { headers: { cookie: token } });
+    assert.equal(app.status, 200);
+    assert.match(app.text, /<div id="app">/);
 
     const keyed = await t.api(null, 'POST', '/fetch_api_key', { username: 'newbie@example.com', password: 'a-good-password' });
     assert.equal(keyed.status, 200, keyed.text);

@@ -59,7 +59,7 @@ describe('GET /login', () => {
 describe('POST /login', () => {
   it('issues an HttpOnly SameSite session cookie whose hash is stored for 14 days', async () => {
     const { r, cookie, token } = await login(t.users.hamlet.email);
-    assert.equal(r.headers.get('location'), '/welcome');
+    assert.equal(r.headers.get('location'), '/');
     assert.match(cookie, /^parley_session=([A-Za-z0-9_-]{43}); HttpOnly; SameSite=Lax; Path=\/; Max-Age=1209600$/);
     const raw = token.slice('parley_session='.length);
     const rows = sessionRows(t.users.hamlet.id);
@@ -69,8 +69,9 @@ describe('POST /login', () => {
 
     const me = await t.raw('GET', '/api/v1/test/whoami', { headers: { cookie: `other=1; ${token}` } });
     assert.deepEqual(me.body, { result: 'success', msg: '', user_id: t.users.hamlet.id });
-    const page = await t.raw('GET', '/welcome', { headers: { cookie: token } });
-    assert.match(page.text, /Welcome, King Hamlet\./);
+    const page = await t.raw('GET', '/', { headers: { cookie: token } });
+    assert.equal(page.status, 200);
+    assert.match(page.text, /<div id="app">/);
     // The cookie is not an API credential for routes that want Basic auth.
     const apiOnly = await t.raw('GET', '/api/v1/users/me', { headers: { cookie: token } });
     assert.equal(apiOnly.status, 401);
@@ -137,7 +138,7 @@ describe('POST /login', () => {
       const r = await t.raw('GET', '/api/v1/test/whoami', { headers: { cookie: token } });
       assert.equal(r.status, 401);
       assert.equal(r.body.code, 'UNAUTHORIZED');
-      const page = await fetch(t.url + '/welcome', { redirect: 'manual', headers: { cookie: token } });
+      const page = await fetch(t.url + '/', { redirect: 'manual', headers: { cookie: token } });
       assert.equal(page.status, 303);
       assert.equal(page.headers.get('location'), '/login');
     } finally {

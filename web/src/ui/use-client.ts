@@ -1,0 +1,15 @@
+// Preact glue: the context holding the client, and a hook that re-renders on each of its changes.
+import { createContext } from 'preact';
+import { useContext, useEffect, useState } from 'preact/hooks';
+import type { Client } from '../client/client';
+
+export const ClientContext = createContext<Client | null>(null);
+
+/** The client, re-rendering the caller whenever the store or the UI state changes. */
+export function useClient(): Client {
+  const client = useContext(ClientContext);
+  if (!client) throw new Error('no client');
+  const [, setVersion] = useState(client.version);
+  useEffect(() => client.subscribe(() => setVersion(client.version)), [client]);
+  return client;
+}
