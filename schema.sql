@@ -148,6 +148,7 @@ CREATE TABLE user (
   automatically_unmute_topics_in_muted_streams_policy INTEGER NOT NULL DEFAULT 2,
   automatically_follow_topics_where_mentioned INTEGER NOT NULL DEFAULT 1,
   presence_enabled                        INTEGER NOT NULL DEFAULT 1,
+  enter_sends                             INTEGER NOT NULL DEFAULT 0,
   send_private_typing_notifications       INTEGER NOT NULL DEFAULT 1,
   send_stream_typing_notifications        INTEGER NOT NULL DEFAULT 1,
   send_read_receipts                      INTEGER NOT NULL DEFAULT 1,

@@ -14,11 +14,10 @@ export const REALM_DEFAULTS_KEY = 'user_settings_defaults';
 // zulip-compat: the endpoint takes the personal settings except these (OpenAPI 10.2's parameter list).
 const NOT_DEFAULTS = new Set(['timezone', 'default_language', 'enable_login_emails', 'enable_marketing_emails']);
 
-/** Settings PATCH /realm/user_settings_defaults accepts, with their types (enter_sends has no column yet). */
-export const REALM_DEFAULT_SETTINGS: Readonly<Record<string, SettingDef>> = Object.fromEntries([
-  ...Object.entries(SETTINGS).filter(([name]) => !NOT_DEFAULTS.has(name)),
-  ['enter_sends', { type: 'bool' }],
-]);
+/** Settings PATCH /realm/user_settings_defaults accepts, with their types. */
+export const REALM_DEFAULT_SETTINGS: Readonly<Record<string, SettingDef>> = Object.fromEntries(
+  Object.entries(SETTINGS).filter(([name]) => !NOT_DEFAULTS.has(name)),
+);
 
 /** The realm's stored defaults (only the ones an administrator changed). */
 export function storedRealmDefaults(app: App, realmId: number): Record<string, unknown> {

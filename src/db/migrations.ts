@@ -77,6 +77,14 @@ const STEPS: ((db: Db) => void)[] = [
     rebuildTable(db, 'user', ['user_realm_email', 'user_realm_delivery_email', 'user_api_key', 'user_bot_owner']);
     for (const name of ['usermessage_pending', 'usermessage_cursor_advance', 'user_active_cursor']) db.exec(schemaStatement(name));
   },
+  // 5: enter_sends is a stored setting (PATCH /settings changed nothing and register always said
+  // false). The user table is rebuilt as in step 4; everyone starts with Zulip's default, false.
+  (db) => {
+    db.exec('DROP TRIGGER usermessage_cursor_advance');
+    db.exec('DROP VIEW usermessage_pending');
+    rebuildTable(db, 'user', ['user_realm_email', 'user_realm_delivery_email', 'user_api_key', 'user_bot_owner']);
+    for (const name of ['usermessage_pending', 'usermessage_cursor_advance', 'user_active_cursor']) db.exec(schemaStatement(name));
+  },
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

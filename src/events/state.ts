@@ -164,9 +164,6 @@ export const USER_SETTINGS: Readonly<Record<string, SettingKind>> = {
   resolved_topic_notice_auto_read_policy: 'str',
 };
 
-/** Values for settings the schema has no column for yet (Zulip's defaults). */
-const SETTING_FALLBACKS: Readonly<Record<string, unknown>> = { enter_sends: false };
-
 /** Settings of the legacy update_display_settings event type (Zulip's display_settings_legacy). */
 export const DISPLAY_SETTINGS_LEGACY = [
   'color_scheme',
@@ -228,7 +225,7 @@ export function userSettingsOf(user: UserRow): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, kind] of Object.entries(USER_SETTINGS)) {
     const raw = user[name];
-    out[name] = raw === undefined || raw === null ? SETTING_FALLBACKS[name] ?? settingValue(kind, 0) : settingValue(kind, raw);
+    out[name] = raw === undefined || raw === null ? settingValue(kind, 0) : settingValue(kind, raw);
   }
   return out;
 }
@@ -242,7 +239,7 @@ function settingDefaults(db: Db): Record<string, unknown> {
     if (name === 'timezone') continue;
     const dflt = byName.get(name);
     if (dflt === undefined || dflt === null) {
-      out[name] = SETTING_FALLBACKS[name] ?? settingValue(kind, 0);
+      out[name] = settingValue(kind, 0);
       continue;
     }
     const unquoted = /^'.*'$/.test(dflt) ? dflt.slice(1, -1).replace(/''/g, "'") : dflt;

@@ -71,6 +71,7 @@ export const SETTINGS: Readonly<Record<string, SettingDef>> = {
   automatically_unmute_topics_in_muted_streams_policy: enumInt(1, 2, 3, 4),
   automatically_follow_topics_where_mentioned: bool,
   presence_enabled: bool,
+  enter_sends: bool,
   send_private_typing_notifications: bool,
   send_stream_typing_notifications: bool,
   send_read_receipts: bool,

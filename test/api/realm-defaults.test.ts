@@ -40,8 +40,8 @@ describe('PATCH /realm/user_settings_defaults', () => {
   it('gives new users the defaults', async () => {
     const res = await t.api(t.users.admin, 'POST', '/users', { email: 'newbie@example.com', password: 'a-strong-password-1', full_name: 'Newbie' });
     assert.equal(res.status, 200, res.text);
-    const row = t.app.db.prepare('SELECT emojiset, web_font_size_px FROM user WHERE id = ?').get(res.body.user_id) as Record<string, unknown>;
-    assert.deepEqual(row, { emojiset: 'text', web_font_size_px: 20 });
+    const row = t.app.db.prepare('SELECT emojiset, web_font_size_px, enter_sends FROM user WHERE id = ?').get(res.body.user_id) as Record<string, unknown>;
+    assert.deepEqual(row, { emojiset: 'text', web_font_size_px: 20, enter_sends: 1 });
   });
 
   it('reports unknown parameters as ignored', async () => {

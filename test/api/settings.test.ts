@@ -49,6 +49,20 @@ describe('PATCH /settings', () => {
     assert.equal(reg.body.user_settings.twenty_four_hour_time, true);
   });
 
+  it('stores enter_sends: its event, and register after it', async () => {
+    const u = t.users.othello;
+    const q = await queue(u, { event_types: ['user_settings'], client_capabilities: { notification_settings_null: false, user_settings_object: true } });
+    assert.deepEqual((await patch(u, { enter_sends: true })).body, SUCCESS);
+    assert.equal(row(u).enter_sends, 1);
+    assert.deepEqual(await events(u, q), [{ type: 'user_settings', op: 'update', property: 'enter_sends', value: true }]);
+    const reg = await t.api(u, 'POST', '/register', { fetch_event_types: ['user_settings'] });
+    assert.equal(reg.body.user_settings.enter_sends, true);
+    // Unchanged now, so reported as ignored like any other setting.
+    assert.deepEqual((await patch(u, { enter_sends: true })).body, { ...SUCCESS, ignored_parameters_unsupported: ['enter_sends'] });
+    assert.deepEqual((await patch(u, { enter_sends: false })).body, SUCCESS);
+    assert.equal(row(u).enter_sends, 0);
+  });
+
   it('reports unchanged and unknown parameters in ignored_parameters_unsupported', async () => {
     const u = t.users.hamlet;
     const res = await patch(u, { twenty_four_hour_time: true, color_scheme: 2, dense_mode: true });

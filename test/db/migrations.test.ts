@@ -86,6 +86,8 @@ describe('migrations', () => {
       { user_id: 3, message_id: 3 },
     ]);
     assert.equal(db.prepare('SELECT count(*) FROM usermessage_pending').pluck().get(), 0);
+    // enter_sends (version 5) starts at Zulip's default for everyone.
+    assert.deepEqual(db.prepare('SELECT enter_sends FROM user ORDER BY id').pluck().all(), [0, 0, 0]);
     // Ids are not reused after the newest message is deleted.
     db.prepare('DELETE FROM usermessage WHERE message_id = 3').run();
     db.prepare('DELETE FROM message WHERE id = 3').run();
