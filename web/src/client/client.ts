@@ -159,9 +159,11 @@ export class Client {
     const parsed = parseHash(window.location.hash, ctx);
     this.ui.badAddress = parsed === null;
     const narrow = parsed ?? HOME;
-    // Write the canonical form back (old "stream/general" links become "channel/12-general").
+    // Write the canonical form back (old "stream/general" links become "channel/12-general"); message
+    // links (near/with) stay as they were shared.
     const canonical = narrowHash(narrow, ctx);
-    if (parsed && window.location.hash && window.location.hash !== canonical) history.replaceState(null, '', canonical);
+    const messageLink = /\/(near|with)\/\d+$/.test(window.location.hash);
+    if (parsed && window.location.hash && !messageLink && window.location.hash !== canonical) history.replaceState(null, '', canonical);
     if (!sameNarrow(narrow, this.ui.narrow)) this.typing.stop();
     this.ui.narrow = narrow;
     this.ui.sidebarOpen = false;

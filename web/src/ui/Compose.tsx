@@ -167,7 +167,7 @@ export function Compose({ narrow }: { narrow: Narrow }) {
       }}
     >
       <div class="compose-recipient">
-        <div class="mode" role="group" aria-label="Send to">
+        <div class="mode" role="group" aria-label="Message type">
           <button type="button" aria-pressed={mode === 'stream'} onClick={() => setMode('stream')}>
             Channel
           </button>
@@ -188,6 +188,7 @@ export function Compose({ narrow }: { narrow: Narrow }) {
               ›
             </span>
             <input
+              key="topic"
               type="text"
               aria-label="Topic"
               placeholder={s.realm.emptyTopicName}
@@ -198,7 +199,9 @@ export function Compose({ narrow }: { narrow: Narrow }) {
           </>
         ) : (
           <>
+            {/* Keyed: a reused topic input would keep its maxlength. */}
             <input
+              key="to"
               type="text"
               aria-label="To"
               placeholder="Names or emails, separated by commas"

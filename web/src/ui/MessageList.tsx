@@ -24,6 +24,19 @@ interface Snapshot {
   scrollTop: number;
   firstId: number | undefined;
   atBottom: boolean;
+  /** The first message on screen and where its text was (px from the list's top edge). */
+  anchor: { id: string; offset: number } | null;
+}
+
+/** The text of the first message on screen: what the eye is on, kept in place when older ones arrive. */
+function firstVisible(el: HTMLElement): { id: string; offset: number } | null {
+  const top = el.getBoundingClientRect().top;
+  for (const row of el.querySelectorAll<HTMLElement>('article[data-id]')) {
+    const content = row.querySelector<HTMLElement>('.content') ?? row;
+    const r = content.getBoundingClientRect();
+    if (r.bottom > top) return { id: row.dataset.id as string, offset: r.top - top };
+  }
+  return null;
 }
 
 /** Distance (px) from an end of the list at which the next page is fetched. */
@@ -43,6 +56,8 @@ export class MessageList extends Component<Props> {
   private positioned = false;
   private scrollQueued = false;
   private readTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The first message id on screen after the last render (the store has moved on when the next one starts). */
+  private shownFirstId: number | undefined;
 
   override componentDidMount(): void {
     window.addEventListener('focus', this.checkRead);
@@ -62,8 +77,9 @@ export class MessageList extends Component<Props> {
     return {
       scrollHeight: el.scrollHeight,
       scrollTop: el.scrollTop,
-      firstId: this.list()?.ids[0],
+      firstId: this.shownFirstId,
       atBottom: el.scrollHeight - el.scrollTop - el.clientHeight < 40,
+      anchor: firstVisible(el),
     };
   }
 
@@ -79,6 +95,7 @@ export class MessageList extends Component<Props> {
   private afterRender(snap: Snapshot | null): void {
     const el = this.scroller.current;
     const list = this.list();
+    this.shownFirstId = list?.ids[0];
     if (!el || !list || !list.ids.length) {
       if (el && list) this.positioned = true;
       return;
@@ -94,8 +111,13 @@ export class MessageList extends Component<Props> {
       } else if (!row) el.scrollTop = el.scrollHeight;
     } else if (snap) {
       if (snap.firstId !== undefined && list.ids[0] < snap.firstId) {
-        // Older messages came in above: keep what the person was reading where it was.
-        el.scrollTop = el.scrollHeight - (snap.scrollHeight - snap.scrollTop);
+        // Older messages came in above: keep what the person was reading where it was (its header and
+        // sender line may be gone now that it is inside a longer group, so its text is what stays put).
+        const row = snap.anchor ? el.querySelector<HTMLElement>(`article[data-id="${snap.anchor.id}"]`) : null;
+        if (row && snap.anchor) {
+          const r = (row.querySelector<HTMLElement>('.content') ?? row).getBoundingClientRect();
+          el.scrollTop += r.top - el.getBoundingClientRect().top - snap.anchor.offset;
+        } else el.scrollTop = el.scrollHeight - (snap.scrollHeight - snap.scrollTop);
       } else if (snap.atBottom) el.scrollTop = el.scrollHeight;
     }
     this.maybeFetch();

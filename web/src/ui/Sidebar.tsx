@@ -10,8 +10,15 @@ import type { Subscription } from '../state/wire';
 import { HashIcon, LockIcon, PeopleIcon, PersonIcon } from './icons';
 import { useClient } from './use-client';
 
-function Count({ n, muted = false }: { n: number; muted?: boolean }) {
-  return n > 0 ? <span class={`count${muted ? ' count-muted' : ''}`}>{n}</span> : null;
+/** An unread count: read out as "general 3 unread" (the words around the number are for screen readers). */
+export function Count({ n, muted = false, label = 'unread' }: { n: number; muted?: boolean; label?: string }) {
+  return n > 0 ? (
+    <span class={`count${muted ? ' count-muted' : ''}`}>
+      <span class="sr-only"> </span>
+      {n}
+      <span class="sr-only"> {label}</span>
+    </span>
+  ) : null;
 }
 
 const channelHref = (s: State, id: number) => `#narrow/channel/${channelSlug(id, s.streams.get(id)?.name)}`;
@@ -74,7 +81,7 @@ export function Sidebar({ counts }: { counts: UnreadCounts }) {
           <li>
             <a href="#narrow/is/starred" aria-current={current({ kind: 'starred' })}>
               <span class="name">Starred</span>
-              <Count n={s.starred.size} muted />
+              <Count n={s.starred.size} muted label="starred" />
             </a>
           </li>
         </ul>
