@@ -454,7 +454,7 @@ function changeChannelPermission(app: App, actor: UserRow, s: StreamRow, next: {
  * The stream delete event: ids only (feature level 343); `streams` keeps the deprecated list of
  * objects, now holding just the id.
  */
-const streamDeleteEvent = (streamId: number) => ({ type: 'stream', op: 'delete', streams: [{ stream_id: streamId }], stream_ids: [streamId] });
+export const streamDeleteEvent = (streamId: number) => ({ type: 'stream', op: 'delete', streams: [{ stream_id: streamId }], stream_ids: [streamId] });
 
 /** Users who can newly see a channel: the stream create event, then its subscribers (peer_add). */
 function announceNewlyVisible(app: App, s: StreamRow, userIds: number[]): void {

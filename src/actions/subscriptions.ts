@@ -13,12 +13,13 @@ import {
   findStreamById,
   findStreamByName,
   findSubscription,
+  formatStream,
   formatSubscription,
   subscriberIds,
   type StreamRow,
 } from '../lib/streams';
 import { findUserByEmail, findUserById, isAdmin, isGuest, type UserRow } from '../lib/users';
-import { checkCreateChannel, checkStreamName, doCreateChannel, type ChannelSpec } from './streams';
+import { checkCreateChannel, checkStreamName, doCreateChannel, streamDeleteEvent, type ChannelSpec } from './streams';
 import { activeUserIds } from './users';
 import { MAX_BULK_NEW_SUBSCRIPTION_MESSAGES, sendNewChannelMessages, sendSubscribedYouMessages } from './channel-notices';
 
@@ -130,12 +131,16 @@ export function doSubscribe(app: App, actor: UserRow, req: SubscribeRequest): Su
       streams.push({ stream: s, color: item.color });
     }
     const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
-    const added: { user: UserRow; stream: StreamRow }[] = [];
+    const added: { user: UserRow; stream: StreamRow; visibility?: 'gained' }[] = [];
     for (const user of targets) {
       for (const { stream, color } of streams) {
+        // Someone who could not see the channel (private, or public to a guest) hears it created
+        // first, as in Zulip (send_stream_creation_events_for_previously_inaccessible_streams); the
+        // channels this request creates are announced by doCreateChannel already.
+        const hidden = !created.includes(stream) && !canAccessStreamMetadata(app.db, user, stream);
         if (addSubscription(app, user, stream, color)) {
           (result.subscribed[user.id] ??= []).push(stream.name);
-          added.push({ user, stream });
+          added.push({ user, stream, ...(hidden ? { visibility: 'gained' as const } : {}) });
         } else {
           (result.already_subscribed[user.id] ??= []).push(stream.name);
         }
@@ -158,22 +163,33 @@ export function doSubscribe(app: App, actor: UserRow, req: SubscribeRequest): Su
   });
 }
 
-/** Sends subscription add/remove to the affected users and peer_add/peer_remove to everyone else who can see the channel. */
-function announceSubscriptionChanges(app: App, realmId: number, changes: { user: UserRow; stream: StreamRow }[], op: 'add' | 'remove'): void {
+/**
+ * Sends subscription add/remove to the affected users and peer_add/peer_remove to everyone else who can
+ * see the channel. A user who gained sight of the channel by subscribing hears it created before the
+ * add; one who lost it by leaving hears it deleted after the remove (Zulip's bulk_remove_subscriptions).
+ */
+function announceSubscriptionChanges(
+  app: App,
+  realmId: number,
+  changes: { user: UserRow; stream: StreamRow; visibility?: 'gained' | 'lost' }[],
+  op: 'add' | 'remove',
+): void {
   const byStream = new Map<number, { stream: StreamRow; userIds: number[] }>();
-  for (const { user, stream } of changes) {
+  for (const { user, stream, visibility } of changes) {
     const entry = byStream.get(stream.id) ?? { stream: findStreamById(app.db, realmId, stream.id) as StreamRow, userIds: [] };
     entry.userIds.push(user.id);
     byStream.set(stream.id, entry);
     if (op === 'add') {
       const sub = findSubscription(app.db, user.id, stream.id);
       if (!sub) continue;
+      if (visibility === 'gained') app.events.send({ type: 'stream', op: 'create', streams: [formatStream(app.db, entry.stream)] }, [user.id]);
       app.events.send(
         { type: 'subscription', op: 'add', subscriptions: [formatSubscription(app.db, entry.stream, sub, { subscribers: subscriberIds(app.db, stream.id) })] },
         [user.id],
       );
     } else {
       app.events.send({ type: 'subscription', op: 'remove', subscriptions: [{ name: stream.name, stream_id: stream.id }] }, [user.id]);
+      if (visibility === 'lost') app.events.send(streamDeleteEvent(stream.id), [user.id]);
     }
   }
   const everyone = activeUserIds(app, realmId);
@@ -209,7 +225,7 @@ export function doUnsubscribe(app: App, actor: UserRow, names: string[], princip
     void realm;
     const removed: string[] = [];
     const notRemoved: string[] = [];
-    const changes: { user: UserRow; stream: StreamRow }[] = [];
+    const changes: { user: UserRow; stream: StreamRow; visibility?: 'lost' }[] = [];
     for (const user of targets) {
       for (const s of streams) {
         const sub = findSubscription(app.db, user.id, s.id);
@@ -219,7 +235,8 @@ export function doUnsubscribe(app: App, actor: UserRow, names: string[], princip
         }
         stmt(app.db, 'UPDATE subscription SET active = 0 WHERE user_id = ? AND stream_id = ?').run(user.id, s.id);
         removed.push(s.name);
-        changes.push({ user, stream: s });
+        // Leaving a private channel one has no other access to hides it (register lists it no more).
+        changes.push({ user, stream: s, ...(canAccessStreamMetadata(app.db, user, s) ? {} : { visibility: 'lost' as const }) });
       }
     }
     app.batch.onCommit(() => announceSubscriptionChanges(app, actor.realm_id, changes, 'remove'));

@@ -139,6 +139,42 @@ describe('POST /users/me/subscriptions', () => {
     assert.equal(ok.status, 200, ok.text);
   });
 
+  it('tells a user who could not see the channel of it first (stream create), then of the subscription', async () => {
+    const u = t.users;
+    const secret = await createChannel(t, u.owner, 'reveal-private', [u.owner], { invite_only: true });
+    const open = await createChannel(t, u.owner, 'reveal-public', [u.owner]);
+    const queues = new Map<TestUser, string>();
+    for (const user of [u.hamlet, u.admin, u.guest, u.othello]) queues.set(user, await registerQueue(t, user, ['stream', 'subscription']));
+    const res = await t.api(u.owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'reveal-private' }], principals: [u.hamlet.id, u.admin.id] });
+    assert.equal(res.status, 200, res.text);
+    const guestRes = await t.api(u.owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'reveal-public' }], principals: [u.guest.id] });
+    assert.equal(guestRes.status, 200, guestRes.text);
+    const stream = async (id: number) => (await t.api(u.owner, 'GET', `/streams/${id}`)).body.stream;
+    const sub = async (user: TestUser, id: number) => {
+      const list = (await t.api(user, 'GET', '/users/me/subscriptions', { include_subscribers: true })).body.subscriptions;
+      return list.find((s: { stream_id: number }) => s.stream_id === id);
+    };
+    // Hamlet could not see the private channel: created first. Iago (an administrator) could.
+    assert.deepEqual(await queuedEvents(t, u.hamlet, queues.get(u.hamlet) as string), [
+      { type: 'stream', op: 'create', streams: [await stream(secret)] },
+      { type: 'subscription', op: 'add', subscriptions: [await sub(u.hamlet, secret)] },
+      { type: 'subscription', op: 'peer_add', stream_ids: [open], user_ids: [u.guest.id] },
+    ]);
+    assert.deepEqual(await queuedEvents(t, u.admin, queues.get(u.admin) as string), [
+      { type: 'subscription', op: 'add', subscriptions: [await sub(u.admin, secret)] },
+      { type: 'subscription', op: 'peer_add', stream_ids: [open], user_ids: [u.guest.id] },
+    ]);
+    // A guest does not see public channels until subscribed.
+    assert.deepEqual(await queuedEvents(t, u.guest, queues.get(u.guest) as string), [
+      { type: 'stream', op: 'create', streams: [await stream(open)] },
+      { type: 'subscription', op: 'add', subscriptions: [await sub(u.guest, open)] },
+    ]);
+    // Othello sees the public channel gain a subscriber, and nothing of the private one.
+    assert.deepEqual(await queuedEvents(t, u.othello, queues.get(u.othello) as string), [
+      { type: 'subscription', op: 'peer_add', stream_ids: [open], user_ids: [u.guest.id] },
+    ]);
+  });
+
   it('principals=[] means the caller', async () => {
     const u = t.users;
     const id = await createChannel(t, u.hamlet, 'empty-principals', []);
@@ -168,6 +204,28 @@ describe('DELETE /users/me/subscriptions', () => {
     const res = await t.api(u.othello, 'DELETE', '/users/me/subscriptions', { subscriptions: ['leave-empty-principals'], principals: [] });
     assert.deepEqual(res.body, { ...SUCCESS, removed: ['leave-empty-principals'], not_removed: [] });
     assert.deepEqual(await members(id), [u.hamlet.id]);
+  });
+
+  it('hides a private channel from those who leave it without other access (stream delete after the remove)', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.owner, 'hide-on-leave', [u.owner, u.hamlet, u.admin], { invite_only: true });
+    const hamletQueue = await registerQueue(t, u.hamlet, ['stream', 'subscription']);
+    const adminQueue = await registerQueue(t, u.admin, ['stream', 'subscription']);
+    for (const user of [u.hamlet, u.admin]) {
+      const res = await t.api(user, 'DELETE', '/users/me/subscriptions', { subscriptions: ['hide-on-leave'] });
+      assert.deepEqual(res.body, { ...SUCCESS, removed: ['hide-on-leave'], not_removed: [] });
+    }
+    assert.deepEqual(await queuedEvents(t, u.hamlet, hamletQueue), [
+      { type: 'subscription', op: 'remove', subscriptions: [{ name: 'hide-on-leave', stream_id: id }] },
+      { type: 'stream', op: 'delete', streams: [{ stream_id: id }], stream_ids: [id] },
+    ]);
+    // An administrator still sees every channel: the remove, and Hamlet's departure before it.
+    assert.deepEqual(await queuedEvents(t, u.admin, adminQueue), [
+      { type: 'subscription', op: 'peer_remove', stream_ids: [id], user_ids: [u.hamlet.id] },
+      { type: 'subscription', op: 'remove', subscriptions: [{ name: 'hide-on-leave', stream_id: id }] },
+    ]);
+    const reg = (await t.api(u.hamlet, 'POST', '/register', { fetch_event_types: ['subscription'] })).body;
+    assert.equal([...reg.subscriptions, ...reg.unsubscribed, ...reg.never_subscribed].some((s: { stream_id: number }) => s.stream_id === id), false);
   });
 
   it('names unknown channels with Zulip\'s text', async () => {
