@@ -7,7 +7,7 @@
 import { addToLists, listCoversId, type MessageList, relistMoved, removeFromLists } from './lists';
 import { dmKey, dmParticipants, type Narrow, type NarrowContext } from './narrow';
 import { topicKey, VISIBILITY } from './muting';
-import { dropStream, markRead, moveUnread, type Unread, unreadFromRegister } from './unread';
+import { dropStream, isUnread, markRead, moveUnread, type Unread, unreadFromRegister } from './unread';
 import type { Message, Reaction, RegisterResponse, ServerEvent, Stream, Subscription, User, UserSettings } from './wire';
 
 export type { MessageList } from './lists';
@@ -181,7 +181,8 @@ function rememberMessage(s: State, m: Message, isNew: boolean): void {
       if ((s.recentDms.get(key) ?? 0) < m.id) s.recentDms.set(key, m.id);
     }
   }
-  if (!read && isMention(m.flags)) s.unread.mentions.add(m.id);
+  // Mentions count only among the unread messages the store tracks (not in channels one left).
+  if (!read && isMention(m.flags) && isUnread(s.unread, m.id)) s.unread.mentions.add(m.id);
   if (m.flags.includes('starred')) s.starred.add(m.id);
 }
 
@@ -233,10 +234,12 @@ export function applyEvent(s: State, e: Ev, now: number): void {
       return updateMessage(s, e);
     case 'delete_message': {
       const ids: number[] = e.message_ids ?? [e.message_id];
+      const gone = new Set(ids);
       for (const id of ids) s.messages.delete(id);
       markRead(s.unread, ids);
       for (const id of ids) s.starred.delete(id);
-      removeFromLists(s, new Set(ids));
+      removeFromLists(s, gone);
+      for (const [key, maxId] of [...s.recentDms]) if (gone.has(maxId)) recomputeRecentDm(s, key);
       if (e.message_type === 'stream' && typeof e.stream_id === 'number') s.topics.delete(e.stream_id); // newest ids unknown: fetched again
       return;
     }
@@ -265,7 +268,11 @@ export function applyEvent(s: State, e: Ev, now: number): void {
       else if (e.op === 'remove') s.users.delete(p.user_id);
       else if (e.op === 'update') {
         const u = s.users.get(p.user_id);
-        if (u) s.users.set(p.user_id, { ...u, ...p });
+        // An email change comes as new_email (Zulip's realm_user update).
+        const { new_email, ...changes } = p as typeof p & { new_email?: string };
+        if (typeof new_email === 'string') changes.email = new_email;
+        if (u) s.users.set(p.user_id, { ...u, ...changes });
+        renameInMessages(s, p.user_id, changes);
       }
       return;
     }
@@ -305,6 +312,28 @@ export function applyEvent(s: State, e: Ev, now: number): void {
   }
 }
 
+/** A user's new name, email or avatar in the cached messages they sent or take part in (as GET /messages has them). */
+function renameInMessages(s: State, userId: number, changes: Partial<User>): void {
+  const { full_name, email, avatar_url } = changes;
+  if (full_name === undefined && email === undefined && avatar_url === undefined) return;
+  for (const m of s.messages.values()) {
+    let next: Message | undefined;
+    if (m.sender_id === userId) {
+      next = { ...m };
+      if (full_name !== undefined) next.sender_full_name = full_name;
+      if (email !== undefined) next.sender_email = email;
+      if (avatar_url !== undefined) next.avatar_url = avatar_url;
+    }
+    if (Array.isArray(m.display_recipient) && (full_name !== undefined || email !== undefined) && m.display_recipient.some((r) => r.id === userId)) {
+      next ??= { ...m };
+      next.display_recipient = m.display_recipient.map((r) =>
+        r.id === userId ? { ...r, ...(full_name !== undefined ? { full_name } : {}), ...(email !== undefined ? { email } : {}) } : r,
+      );
+    }
+    if (next) replaceMessage(s, next);
+  }
+}
+
 function clearTyping(s: State, key: string, userId: number): void {
   const typists = s.typing.get(key);
   if (!typists?.has(userId)) return;
@@ -329,9 +358,52 @@ export function expireTyping(s: State, now: number): boolean {
   return changed;
 }
 
+/**
+ * A conversation whose newest message was deleted: its newest remaining message, from what the store
+ * knows (a loaded list that reaches the newest message decides; else the newest cached or unread one).
+ * A conversation known to be empty leaves the list, as /register would leave it out.
+ */
+function recomputeRecentDm(s: State, key: string): void {
+  for (const list of s.lists.values()) {
+    if (list.narrow.kind !== 'dm' || list.stale || !list.foundNewest || dmKey(list.narrow.userIds) !== key) continue;
+    const last = list.ids[list.ids.length - 1];
+    if (last !== undefined) s.recentDms.set(key, last);
+    else if (list.foundOldest) s.recentDms.delete(key);
+    else break; // an empty window: not decided by this list
+    return;
+  }
+  let best = 0;
+  for (const m of s.messages.values()) if (m.id > best && m.type === 'private' && dmKey(dmParticipants(m, s.myId)) === key) best = m.id;
+  for (const [id, k] of s.unread.dm) if (id > best && k === key) best = id;
+  // Nothing known: keep the old id for the order (the next /register corrects it).
+  if (best > 0) s.recentDms.set(key, best);
+}
+
+/** Marks stale the lists of a kind whose run spans a message the store does not hold. */
+function staleCovering(s: State, kind: Narrow['kind'], id: number): void {
+  for (const [key, list] of s.lists) if (list.narrow.kind === kind && !list.stale && listCoversId(list, id)) s.lists.set(key, { ...list, stale: true });
+}
+
 /** The home view leaves out muted topics: after a mute change its list is fetched again. */
 function staleHome(s: State): void {
   for (const [key, list] of s.lists) if (list.narrow.kind === 'home') s.lists.set(key, { ...list, stale: true });
+}
+
+export const RESOLVED_TOPIC_PREFIX = '✔ ';
+
+/** The flags of a message one has no row for (Zulip's messages in a channel one is not subscribed to). */
+const HISTORICAL_FLAGS = ['read', 'historical'];
+
+/** Whether a topic change only marks the topic resolved or unresolved (Zulip does not count that as a move). */
+export function resolveToggled(topic: string, prev: string): boolean {
+  const resolved = (x: string) => x.startsWith(RESOLVED_TOPIC_PREFIX);
+  if (resolved(prev) && !resolved(topic)) return prev.slice(RESOLVED_TOPIC_PREFIX.length) === topic;
+  if (resolved(topic) && !resolved(prev)) {
+    const rest = topic.slice(RESOLVED_TOPIC_PREFIX.length);
+    // Resolving may have truncated a long topic to fit ("...").
+    return rest === prev || (rest.endsWith('...') && prev.startsWith(rest.slice(0, -3)));
+  }
+  return false;
 }
 
 function updateMessage(s: State, e: Ev): void {
@@ -353,7 +425,15 @@ function updateMessage(s: State, e: Ev): void {
   }
   const newStream: number | undefined = e.new_stream_id;
   const newTopic: string | undefined = e.subject;
-  if (newStream === undefined && newTopic === undefined) return;
+  if (newStream === undefined && newTopic === undefined) {
+    // New content or mentions can put the message in or out of lists (mentions, searches).
+    const m = s.messages.get(e.message_id);
+    if (m) relistMoved(s, [m.id], [m]);
+    else if (Array.isArray(e.flags)) staleCovering(s, 'mentioned', e.message_id);
+    return;
+  }
+  // A move sets last_moved_timestamp, unless it only resolved or unresolved the topic.
+  const isMove = newStream !== undefined || (newTopic !== undefined && !resolveToggled(newTopic, e.orig_subject ?? ''));
   const moved: Message[] = [];
   for (const id of ids) {
     const m = s.messages.get(id);
@@ -363,6 +443,13 @@ function updateMessage(s: State, e: Ev): void {
     if (newStream !== undefined) {
       next.stream_id = newStream;
       next.display_recipient = s.streams.get(newStream)?.name ?? next.display_recipient;
+    }
+    if (isMove && !e.rendering_only && typeof e.edit_timestamp === 'number') next.last_moved_timestamp = e.edit_timestamp;
+    // Moved to a channel I am not subscribed to, but still may read (else a delete comes instead): the
+    // server drops my rows, so my flags go (as for any message of a channel one is not in).
+    if (newStream !== undefined && !s.subs.has(newStream)) {
+      next.flags = [...HISTORICAL_FLAGS];
+      s.starred.delete(id);
     }
     replaceMessage(s, next);
     moved.push(next);
@@ -416,10 +503,24 @@ function updateFlags(s: State, e: Ev): void {
     for (const [key, list] of s.lists) {
       if (list.narrow.kind !== 'starred') continue;
       let next = list.ids;
+      let stale = false;
       if (e.op === 'remove') next = next.filter((id) => !ids.includes(id));
-      else for (const id of ids) if (!next.includes(id) && s.messages.has(id) && listCoversId(list, id)) next = [...next, id].sort((a, b) => a - b);
-      if (next !== list.ids) s.lists.set(key, { ...list, ids: next });
+      else {
+        for (const id of ids) {
+          if (next.includes(id) || !listCoversId(list, id)) continue;
+          // A message starred elsewhere that this client has not loaded: the list cannot show it.
+          if (s.messages.has(id)) next = [...next, id].sort((a, b) => a - b);
+          else stale = true;
+        }
+      }
+      if (stale) s.lists.set(key, { ...list, stale: true });
+      else if (next !== list.ids) s.lists.set(key, { ...list, ids: next });
     }
+  }
+  // Searches on the flag (is:unread, is:starred) cannot be decided here.
+  const operand = flag === 'read' ? 'unread' : flag;
+  for (const [key, list] of s.lists) {
+    if (list.narrow.kind === 'terms' && !list.stale && list.narrow.terms.some((x) => x.operator === 'is' && x.operand === operand)) s.lists.set(key, { ...list, stale: true });
   }
 }
 
@@ -477,6 +578,10 @@ function updateStreams(s: State, e: Ev): void {
       if (st) s.streams.set(e.stream_id, { ...st, ...changes });
       const sub = s.subs.get(e.stream_id);
       if (sub) s.subs.set(e.stream_id, { ...sub, ...changes });
+      // A channel message's display_recipient is its channel's name.
+      if (e.property === 'name') {
+        for (const m of s.messages.values()) if (m.type === 'stream' && m.stream_id === e.stream_id) replaceMessage(s, { ...m, display_recipient: e.value });
+      }
       return;
     }
     default:
