@@ -9,25 +9,42 @@ const byKey = (a: [string, ...unknown[]], b: [string, ...unknown[]]) => (a[0] < 
 export function snapshot(s: State) {
   return {
     myId: s.myId,
-    realm: { name: s.realm.name, emptyTopicName: s.realm.emptyTopicName },
-    settings: {
-      enter_sends: s.settings.enter_sends,
-      color_scheme: s.settings.color_scheme,
-      twenty_four_hour_time: s.settings.twenty_four_hour_time,
-    },
+    realm: { name: s.realm.name, url: s.realm.url, emptyTopicName: s.realm.emptyTopicName },
+    // Every setting: the store keeps the whole object and applies each update to it.
+    settings: Object.fromEntries(Object.entries(s.settings).sort(byKey)),
     users: [...s.users.values()]
-      .map((u) => ({ user_id: u.user_id, full_name: u.full_name, email: u.email, is_active: u.is_active, is_bot: u.is_bot, role: u.role, avatar_url: u.avatar_url }))
+      .map((u) => ({
+        user_id: u.user_id,
+        full_name: u.full_name,
+        email: u.email,
+        is_active: u.is_active,
+        is_bot: u.is_bot,
+        role: u.role,
+        is_guest: u.is_guest ?? false,
+        avatar_url: u.avatar_url,
+        timezone: u.timezone ?? '',
+      }))
       .sort((a, b) => a.user_id - b.user_id),
     streams: [...s.streams.values()]
-      .map((st) => ({ stream_id: st.stream_id, name: st.name, description: st.description, invite_only: st.invite_only, is_archived: st.is_archived ?? false }))
+      .map((st) => ({
+        stream_id: st.stream_id,
+        name: st.name,
+        description: st.description,
+        rendered_description: st.rendered_description,
+        invite_only: st.invite_only,
+        is_archived: st.is_archived ?? false,
+      }))
       .sort((a, b) => a.stream_id - b.stream_id),
     subscriptions: [...s.subs.values()]
       .map((sub) => ({
         stream_id: sub.stream_id,
         name: sub.name,
         description: sub.description,
+        rendered_description: sub.rendered_description,
+        invite_only: sub.invite_only,
         color: sub.color,
         is_muted: sub.is_muted,
+        in_home_view: sub.in_home_view ?? !sub.is_muted,
         pin_to_top: sub.pin_to_top,
       }))
       .sort((a, b) => a.stream_id - b.stream_id),
