@@ -26,11 +26,14 @@ export const HOME: Narrow = { kind: 'home' };
 
 // --- Zulip's hash encoding (web/src/internal_url.ts) ---------------------------------------------------
 
-const HASH_REPLACEMENTS: Record<string, string> = { '%': '.', '!': '.21', "'": '.27', '(': '.28', ')': '.29', '*': '.2A', '.': '.2E' };
+const HASH_REPLACEMENTS: Record<string, string> = { '%': '.', '(': '.28', ')': '.29', '.': '.2E' };
 
-/** encodeHashComponent: percent-encoding with "." for "%" (and "." itself as ".2E"). */
+/**
+ * encodeHashComponent: percent-encoding with "." for "%" (and "." itself as ".2E"), parentheses
+ * escaped too; as Zulip's web app writes links (its server also escapes ! ' *: both decode the same).
+ */
 export function encodeHashComponent(s: string): string {
-  return encodeURIComponent(s).replace(/[%!'()*.]/g, (c) => HASH_REPLACEMENTS[c]);
+  return encodeURIComponent(s).replace(/[%().]/g, (c) => HASH_REPLACEMENTS[c]);
 }
 
 /** decodeHashComponent; throws URIError on a malformed component. */
