@@ -250,6 +250,21 @@ describe('sending', () => {
     });
   });
 
+  it('messages in a muted channel and a muted topic: unread, but not in the feed', async () => {
+    const { hamlet, othello, owner } = t.users;
+    const quiet = await createChannel(t, owner, 'quiet', [owner, hamlet, othello]);
+    ok(await t.api(hamlet, 'POST', '/users/me/subscriptions/properties', { subscription_data: [{ stream_id: quiet, property: 'is_muted', value: true }] }));
+    ok(await t.api(hamlet, 'POST', '/user_topics', { stream_id: general, topic: 'noise', visibility_policy: 1 }));
+    await verifyAction({ hamlet, othello }, async () => void (await sendToChannel(t, owner, quiet, 'chatter', 'Nobody listens here.')), {
+      hamlet: ['message'],
+      othello: ['message'],
+    });
+    await verifyAction({ hamlet, othello }, async () => void (await sendToChannel(t, othello, general, 'noise', 'Loud news.')), {
+      hamlet: ['message'],
+      othello: ['message', ...FOLLOWED],
+    });
+  });
+
   it('a direct message', async () => {
     const { hamlet, othello } = t.users;
     await verifyAction({ hamlet, othello }, async () => void (await sendDirect(t, othello, [hamlet], 'Are you there?')), {
@@ -325,6 +340,22 @@ describe('editing', () => {
         admin: ['delete_message', 'message'],
       },
     );
+  });
+
+  it('moving a message into a topic one muted, and out of it', async () => {
+    const { hamlet, othello } = t.users;
+    const id = await sendToChannel(t, othello, general, 'lunch', 'Shh.');
+    ok(await t.api(hamlet, 'POST', '/user_topics', { stream_id: general, topic: 'hush', visibility_policy: 1 }));
+    await verifyAction({ hamlet, othello }, async () => ok(await t.api(othello, 'PATCH', `/messages/${id}`, { topic: 'hush', propagate_mode: 'change_one', send_notification_to_new_thread: false })), {
+      hamlet: ['update_message'],
+      othello: ['update_message'],
+    });
+    // Moving its only message moves the whole topic: Hamlet's mute goes with it, and merges into
+    // #general > lunch as the more visible policy (none), so it is gone.
+    await verifyAction({ hamlet, othello }, async () => ok(await t.api(othello, 'PATCH', `/messages/${id}`, { topic: 'lunch', propagate_mode: 'change_one', send_notification_to_new_thread: false })), {
+      hamlet: ['update_message', 'user_topic', 'muted_topics'],
+      othello: ['update_message'],
+    });
   });
 
   it('resolving a topic is not a move', async () => {
@@ -514,6 +545,11 @@ describe('users and settings', () => {
   it("changing a user's full name", async () => {
     const { hamlet, othello, owner } = t.users;
     await verifyAction({ hamlet, othello }, async () => ok(await t.api(owner, 'PATCH', `/users/${othello.id}`, { full_name: 'Othello, the Moor' })), {
+      hamlet: ['realm_user/update'],
+      othello: ['realm_user/update'],
+    });
+    // And one's own, in the settings.
+    await verifyAction({ hamlet, othello }, async () => ok(await t.api(hamlet, 'PATCH', '/settings', { full_name: 'Prince Hamlet' })), {
       hamlet: ['realm_user/update'],
       othello: ['realm_user/update'],
     });
