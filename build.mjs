@@ -85,6 +85,7 @@ fs.mkdirSync(dist, { recursive: true });
 const stage = fs.mkdtempSync(path.join(dist, '.stage-'));
 const bundle = path.join(dist, 'parley.cjs');
 const exe = path.join(dist, 'parley');
+let webManifest;
 try {
   // 1. The bundle.
   const stagedBundle = path.join(stage, 'parley.cjs');
@@ -162,7 +163,7 @@ try {
 
   // 2b. The web client: content-hashed files in dist/web, embedded as the assets web/NAME.
   const stagedWeb = path.join(stage, 'web');
-  const webManifest = await buildWeb(stagedWeb);
+  webManifest = await buildWeb(stagedWeb);
 
   // 3. The executable's entry script and the bundle's code cache, recorded by a training run.
   const seaMain = path.join(stage, 'sea-main.cjs');
@@ -244,6 +245,7 @@ try {
 const size = (f) => `${(fs.statSync(f).size / 1024 / 1024).toFixed(1)} MB`;
 console.log(
   `build: ${rel(bundle)} (${size(bundle)}), ${rel(exe)} (${size(exe)}) with ${UWS_ASSET} and ${SQLITE_ASSET}` +
-    ` and ${chunkNames.length} lazy chunks and the web client (${webManifest.files.length} files) (${chunkNames.map((n) => `${n} ${(fs.statSync(path.join(dist, chunkPath(n))).size / 1024).toFixed(0)} KB`).join(', ')})` +
+    ` and ${chunkNames.length} lazy chunks (${chunkNames.map((n) => `${n} ${(fs.statSync(path.join(dist, chunkPath(n))).size / 1024).toFixed(0)} KB`).join(', ')})` +
+    ` and the web client (${webManifest.files.length} files in dist/web)` +
     ` in ${((performance.now() - started) / 1000).toFixed(1)} s`,
 );

@@ -220,6 +220,8 @@ export class Client {
         narrow: narrowTerms(narrow),
         apply_markdown: true,
         client_gravatar: false,
+        // As registered (empty_topic_name): the empty topic is "", not the display name.
+        allow_empty_topic_name: true,
       });
       if (generation !== this.generation || !this.store) return;
       this.store.update((s) => addFetched(s, key, narrow, page, direction));
@@ -235,7 +237,7 @@ export class Client {
   async fetchTopics(streamId: number): Promise<void> {
     const generation = this.generation;
     try {
-      const r = await api<{ topics: { name: string; max_id: number }[] }>('GET', `users/me/${streamId}/topics`);
+      const r = await api<{ topics: { name: string; max_id: number }[] }>('GET', `users/me/${streamId}/topics`, { allow_empty_topic_name: true });
       if (generation !== this.generation || !this.store) return;
       this.store.update((s) => {
         const topics = new Map<string, { name: string; maxId: number }>();

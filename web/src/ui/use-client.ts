@@ -1,6 +1,6 @@
 // Preact glue: the context holding the client, and a hook that re-renders on each of its changes.
 import { createContext } from 'preact';
-import { useContext, useEffect, useState } from 'preact/hooks';
+import { useContext, useLayoutEffect, useState } from 'preact/hooks';
 import type { Client } from '../client/client';
 
 export const ClientContext = createContext<Client | null>(null);
@@ -9,7 +9,13 @@ export const ClientContext = createContext<Client | null>(null);
 export function useClient(): Client {
   const client = useContext(ClientContext);
   if (!client) throw new Error('no client');
-  const [, setVersion] = useState(client.version);
-  useEffect(() => client.subscribe(() => setVersion(client.version)), [client]);
+  const [rendered, setVersion] = useState(client.version);
+  useLayoutEffect(() => {
+    const update = () => setVersion(client.version);
+    const unsubscribe = client.subscribe(update);
+    // A change between this render and the subscription would otherwise never be drawn.
+    if (client.version !== rendered) update();
+    return unsubscribe;
+  }, [client]);
   return client;
 }
