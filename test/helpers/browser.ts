@@ -37,7 +37,8 @@ export interface Person {
 
 /** Opens a fresh browser context for someone (its own cookies), collecting what goes wrong in the page. */
 export async function person(browser: Browser, viewport = LAPTOP): Promise<Person> {
-  const context = await browser.newContext({ viewport });
+  // Reduced motion: no sliding drawer caught half-way in a screenshot.
+  const context = await browser.newContext({ viewport, reducedMotion: 'reduce' });
   // Gravatar is out of reach here: answer at once instead of waiting on DNS.
   await context.route('https://secure.gravatar.com/**', (route) => route.abort());
   const page = await context.newPage();
