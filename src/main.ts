@@ -164,6 +164,7 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
   }
   const app = createApp(config);
   let readyEmails: readonly string[] = values.demo ? DEMO_USERS.map((u) => u.email) : [];
+  let firstStart = false;
   if (values.demo && !findRealm(app.db)) seedDemo(app);
   if (!findRealm(app.db)) {
     // First start on an empty data dir: create an organization and tell its owner how to log in, once.
@@ -176,6 +177,7 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
         `parley: owner login: ${email} / password ${password} / API key ${owner.apiKey}\n`,
     );
     readyEmails = [email];
+    firstStart = true;
   }
   const server = await startServer(app, allRoutes, config.host, config.port);
   startRetentionJob(app);
@@ -199,6 +201,8 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  // Where the web app is, for the person who just set this up (stderr: stdout's one line is for scripts).
+  if (firstStart) process.stderr.write(`parley: open ${app.publicUrl}/ in a browser and log in as the owner\n`);
   process.stdout.write(`listening on ${server.url}\n`);
   // The ready file appears only once the server answers (it is listening: uWS accepts from here on).
   if (typeof values['ready-file'] === 'string') writeReadyFile(values['ready-file'], readyInfo(app, server.url, readyEmails));

@@ -137,12 +137,13 @@ describe('parley serve', () => {
     const first = await startServe(['--data-dir', dataDir, '--port', '0']);
     let creds: { email: string; apiKey: string };
     try {
-      const m = /^parley: created a new organization in (.+)\nparley: owner login: (\S+) \/ password ([A-Za-z0-9]{16}) \/ API key ([A-Za-z0-9]{32})\n$/.exec(
+      const m = /^parley: created a new organization in (.+)\nparley: owner login: (\S+) \/ password ([A-Za-z0-9]{16}) \/ API key ([A-Za-z0-9]{32})\nparley: open (\S+) in a browser and log in as the owner\n$/.exec(
         first.stderr(),
       );
       assert.ok(m, `stderr: ${JSON.stringify(first.stderr())}`);
       assert.equal(m[1], dataDir);
       assert.equal(m[2], 'owner@parley.example.com');
+      assert.equal(m[5], `${first.url}/`);
       creds = { email: m[2], apiKey: m[4] };
       const me = await apiCall(first.url, creds, 'GET', '/users/me');
       assert.equal(me.status, 200, me.text);
