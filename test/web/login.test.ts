@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import { createChannel, sendToChannel } from '../helpers/chat';
-import { launch, logIn, person, screenshot, waitIdle } from '../helpers/browser';
+import { launch, logIn, person, screenshot, sidebarLink, waitIdle } from '../helpers/browser';
 import { startTestServer, type TestServer } from '../helpers/server';
 
 let t: TestServer;
@@ -46,6 +46,21 @@ describe('logging in and out in a browser', () => {
     // The session is over: the app sends the browser back to the login page.
     await p.page.goto(t.url + '/');
     assert.equal(new URL(p.page.url()).pathname, '/login');
+    assert.deepEqual(p.errors, []);
+    await p.context.close();
+  });
+
+  it('sends an open app to the login page when its session has ended (logged out in another tab)', async () => {
+    const p = await person(browser);
+    await logIn(p, t.url, t.users.othello, '#feed');
+    const other = await p.context.newPage();
+    await other.goto(t.url + '/');
+    await other.getByRole('button', { name: 'Log out' }).click();
+    await other.waitForURL(/\/login$/);
+    // The next request of the first tab is refused (401) and the app goes to the login page.
+    await sidebarLink(p.page, 'Channels', 'general').click();
+    await p.page.waitForURL(/\/login(#.*)?$/);
+    await p.page.getByRole('button', { name: 'Log in' }).waitFor();
     assert.deepEqual(p.errors, []);
     await p.context.close();
   });

@@ -105,6 +105,22 @@ describe('a send the server refuses', () => {
     await p.context.close();
   });
 
+  it('shows what broke instead of a blank page when a screen fails', async () => {
+    const p = await person(browser);
+    await logIn(p, t.url, t.users.hamlet, '#feed');
+    // Break the store under the screens, as a bug would.
+    await p.page.evaluate(() => {
+      const client = (window as any).parley;
+      client.store.state.users = null;
+      client.store.changed();
+    });
+    await p.page.getByRole('alert').getByText(/^Something went wrong in the app: /).waitFor();
+    await p.page.getByRole('button', { name: 'Reload' }).click();
+    await p.page.getByRole('region', { name: 'Messages' }).waitFor();
+    p.errors.length = 0; // the app logged the failure on purpose
+    await p.context.close();
+  });
+
   it('says what failed when loading fails, and loads on retry', async () => {
     const p = await person(browser);
     // The first registration and the first page of messages fail.

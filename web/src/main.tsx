@@ -1,7 +1,7 @@
 // The web app's entry: start the client (register, follow events) and draw the app into #app.
 import { render } from 'preact';
 import { Client } from './client/client';
-import { App } from './ui/App';
+import { App, ErrorBoundary } from './ui/App';
 import { ClientContext } from './ui/use-client';
 import './styles.css';
 
@@ -9,9 +9,11 @@ const client = new Client();
 const root = document.getElementById('app') as HTMLElement;
 root.textContent = '';
 render(
-  <ClientContext.Provider value={client}>
-    <App />
-  </ClientContext.Provider>,
+  <ErrorBoundary>
+    <ClientContext.Provider value={client}>
+      <App />
+    </ClientContext.Provider>
+  </ErrorBoundary>,
   root,
 );
 client.start();

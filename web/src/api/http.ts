@@ -46,13 +46,15 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Gives up after this many ms (a NetworkError). */
   timeoutMs?: number;
+  /** Outlives the page (a request made while it unloads). */
+  keepalive?: boolean;
 }
 
 /** Calls `/json/<path>`; resolves to the success body, throws ApiError or NetworkError. */
 export async function api<T = Record<string, unknown>>(method: string, path: string, params: Params = {}, opts: RequestOptions = {}): Promise<T> {
   const form = encodeParams(params);
   let url = `/json/${path.replace(/^\//, '')}`;
-  const init: RequestInit = { method, credentials: 'same-origin', headers: {} };
+  const init: RequestInit = { method, credentials: 'same-origin', headers: {}, keepalive: opts.keepalive };
   if (method === 'GET') {
     const q = form.toString();
     if (q) url += `?${q}`;

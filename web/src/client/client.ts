@@ -96,6 +96,9 @@ export class Client {
   start(): void {
     window.addEventListener('hashchange', () => this.followAddress());
     window.addEventListener('online', () => this.loop.retryNow());
+    window.addEventListener('pagehide', (e) => {
+      if (!e.persisted) this.loop.release();
+    });
     void this.loop.run();
   }
 

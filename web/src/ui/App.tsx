@@ -1,6 +1,7 @@
 // The app's frame: the top bar (organization, the open narrow, the person and "Log out"), the sidebar
 // (a drawer behind a button on narrow screens), the message list, who is typing, and the compose box.
 // Before the first registration it shows progress or what failed (never a blank page).
+import { Component, type ComponentChildren } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { narrowKey, narrowTitle } from '../state/narrow';
 import { narrowContext } from '../state/store';
@@ -85,4 +86,31 @@ export function App() {
       </div>
     </div>
   );
+}
+
+/**
+ * A bug in a screen must not leave a blank page: it is caught here, said in words, and a reload offered
+ * (the compose box's text survives it, kept in sessionStorage).
+ */
+export class ErrorBoundary extends Component<{ children: ComponentChildren }, { error: string | null }> {
+  override state = { error: null as string | null };
+
+  override componentDidCatch(error: unknown): void {
+    console.error('parley: the app failed', error);
+    this.setState({ error: error instanceof Error ? error.message : String(error) });
+  }
+
+  override render() {
+    if (this.state.error === null) return this.props.children;
+    return (
+      <div class="boot" role="alert">
+        <div>
+          <p>Something went wrong in the app: {this.state.error}</p>
+          <button type="button" onClick={() => window.location.reload()}>
+            Reload
+          </button>
+        </div>
+      </div>
+    );
+  }
 }
