@@ -7,12 +7,14 @@ import { configFromEnv, type Config } from './config';
 import { doCreateRealm, doSetRealmDeactivated } from './actions/realm';
 import { startRetentionJob } from './actions/retention';
 import { startScheduledDelivery } from './actions/scheduled-messages';
+import { doCreateStarterChannel } from './actions/starter';
 import { allRoutes } from './api';
 import { JsonableError } from './http/errors';
 import { startServer } from './http/server';
 import { DEMO_USERS, readyInfo, seedDemo, writeReadyFile } from './demo';
 import { zuliprc } from './cli/zuliprc';
 import { findRealm } from './lib/realm';
+import { findUserById, type UserRow } from './lib/users';
 import { randomAlnum } from './lib/secrets';
 import { PARLEY_VERSION } from './version';
 
@@ -170,7 +172,8 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     // First start on an empty data dir: create an organization and tell its owner how to log in, once.
     const password = randomAlnum(16);
     const email = 'owner@parley.example.com';
-    const { owner } = doCreateRealm(app, { name: 'Parley', ownerEmail: email, ownerPassword: password, ownerFullName: 'Owner' });
+    const { realmId, owner } = doCreateRealm(app, { name: 'Parley', ownerEmail: email, ownerPassword: password, ownerFullName: 'Owner' });
+    doCreateStarterChannel(app, findUserById(app.db, realmId, owner.userId) as UserRow);
     app.batch.commit();
     process.stderr.write(
       `parley: created a new organization in ${config.dataDir}\n` +

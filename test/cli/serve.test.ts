@@ -11,7 +11,7 @@ const tmp = makeTempDirs();
 after(() => tmp.cleanup());
 
 /** The whole GET /users/me body of a freshly initialised owner (date_joined checked separately). */
-function ownerMe(email: string, userId: number, fullName: string, dateJoined: string) {
+function ownerMe(email: string, userId: number, fullName: string, dateJoined: string, maxMessageId = -1) {
   const hash = crypto.createHash('md5').update(email.toLowerCase()).digest('hex');
   return {
     result: 'success',
@@ -30,7 +30,7 @@ function ownerMe(email: string, userId: number, fullName: string, dateJoined: st
     role: 100,
     timezone: '',
     date_joined: dateJoined,
-    max_message_id: -1,
+    max_message_id: maxMessageId,
     user_id: userId,
     profile_data: {},
   };
@@ -147,7 +147,16 @@ describe('parley serve', () => {
       creds = { email: m[2], apiKey: m[4] };
       const me = await apiCall(first.url, creds, 'GET', '/users/me');
       assert.equal(me.status, 200, me.text);
-      assert.deepEqual(me.body, ownerMe('owner@parley.example.com', 1, 'Owner', me.body.date_joined));
+      // The starter channel's greeting is the one message.
+      assert.deepEqual(me.body, ownerMe('owner@parley.example.com', 1, 'Owner', me.body.date_joined, 1));
+      const subs = await apiCall(first.url, creds, 'GET', '/users/me/subscriptions');
+      assert.deepEqual(subs.body.subscriptions.map((s: { name: string }) => s.name), ['general']);
+      const defaults = await apiCall(first.url, creds, 'GET', '/default_streams');
+      assert.deepEqual(defaults.body.default_streams.map((s: { name: string }) => s.name), ['general']);
+      const greeting = await apiCall(first.url, creds, 'GET', '/messages/1');
+      assert.equal(greeting.body.message.sender_full_name, 'Welcome Bot');
+      assert.equal(greeting.body.message.subject, 'welcome');
+      assert.match(greeting.body.message.content, /^<p><strong>Welcome to Parley!<\/strong> <span aria-label="wave" class="emoji emoji-1f44b"/);
       // The printed password logs in too.
       const login = await apiCall(first.url, null, 'POST', '/fetch_api_key', { username: m[2], password: m[3] });
       assert.equal(login.status, 200, login.text);
