@@ -22,10 +22,12 @@ function htmlReply(status: number, title: string, body: SafeHtml, headers: Recor
 /**
  * Where to go after logging in: the web app, at the narrow the person opened before being sent to log
  * in (`next`, filled in by the login page's script from the address's #fragment). Only `/` and
- * `/#...` are accepted, so the form cannot be made to redirect anywhere else.
+ * `/#...` are accepted, so the form cannot be made to redirect anywhere else; and the fragment only in
+ * printable ASCII without backslashes (what a browser's location.hash holds: it percent-encodes the
+ * rest), so no control character or raw byte reaches the Location header.
  */
 export function afterLogin(next: string | undefined): string {
-  return next !== undefined && /^\/#[^\s\\]*$/.test(next) ? next : '/';
+  return next !== undefined && /^\/#[\x21-\x5b\x5d-\x7e]*$/.test(next) ? next : '/';
 }
 
 export function redirect(location: string, headers: Record<string, string> = {}): Reply {
