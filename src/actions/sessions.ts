@@ -39,6 +39,16 @@ export function doDeleteSession(app: App, token: string): void {
 }
 
 /**
+ * Ends every session of `userId` but the one of `keepToken` (the session changing the password; null:
+ * all of them). Inside the caller's write. As Django's session auth hash does for Zulip: a session
+ * someone else holds (a stolen cookie, a shared computer) ends when the password changes.
+ */
+export function deleteOtherSessions(app: App, userId: number, keepToken: string | null): void {
+  if (keepToken === null) stmt(app.db, 'DELETE FROM session WHERE user_id = ?').run(userId);
+  else stmt(app.db, 'DELETE FROM session WHERE user_id = ? AND token_hash <> ?').run(userId, sessionTokenHash(keepToken));
+}
+
+/**
  * Checks email and password for the login page: the same error for an unknown address and a wrong
  * password, failures counted against the address (RATE_LIMIT_HIT), deactivated accounts and
  * organizations refused, bots never. Returns the user and records the login.

@@ -20,6 +20,7 @@ import {
 import { avatarUrl, findUserByDeliveryEmail, findUserByEmail, findUserById, isAdmin, isBot, type UserRow } from '../lib/users';
 import { checkFullName, isValidEmail, PASSWORD_MIN_LENGTH } from '../lib/validate';
 import { activeUserIds } from './users';
+import { deleteOtherSessions } from './sessions';
 
 export interface TargetUsers {
   user_ids?: number[];
@@ -32,6 +33,8 @@ export interface SettingsChange {
   email?: string;
   oldPassword?: string;
   newPassword?: string;
+  /** The web session making the change (kept when the password changes; every other one ends). */
+  sessionToken?: string | null;
   /** Setting name → API value, only the settings the request named. */
   settings: Record<string, unknown>;
   targetUsers?: TargetUsers;
@@ -138,6 +141,7 @@ export function doChangeSettings(app: App, acting: UserRow, change: SettingsChan
       if (!checkPassword(change.oldPassword ?? '', user.password_hash)) throw errors.badRequest('Wrong password!');
       if (change.newPassword.length < PASSWORD_MIN_LENGTH) throw errors.badRequest('New password is too weak!');
       stmt(app.db, 'UPDATE user SET password_hash = ? WHERE id = ?').run(hashPassword(change.newPassword), user.id);
+      deleteOtherSessions(app, user.id, change.sessionToken ?? null);
     }
     const newEmail = change.email?.trim();
     if (newEmail !== undefined && newEmail !== '' && newEmail.toLowerCase() !== user.delivery_email.toLowerCase()) {

@@ -68,7 +68,7 @@ function settingsRoute(path: string): AnyRoute {
     path,
     auth: 'user',
     params,
-    handle({ app, user, params: values, ignore }) {
+    handle({ app, user, params: values, ignore, sessionToken }) {
       const settings: Record<string, unknown> = {};
       for (const name of Object.keys(SETTINGS)) {
         let value = (values as Record<string, unknown>)[name];
@@ -84,6 +84,7 @@ function settingsRoute(path: string): AnyRoute {
           email: values.email,
           oldPassword: values.old_password,
           newPassword: values.new_password,
+          sessionToken,
           settings,
           targetUsers: values.target_users,
         },

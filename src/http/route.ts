@@ -31,6 +31,11 @@ export interface Ctx<V, U> {
   method: string;
   url: string;
   ip: string;
+  /**
+   * The session token that authenticated the request (the web app's cookie), or null for Basic and
+   * public requests: what a password change keeps logged in while ending every other session.
+   */
+  sessionToken: string | null;
   files: UploadedFile[];
   /**
    * The raw request body (routes declared `rawBody: true`; null otherwise): `for await` over its

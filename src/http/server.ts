@@ -9,7 +9,7 @@ import type { App } from '../app';
 import { loadUws } from '../native';
 import { translate } from '../lib/i18n';
 import { isAdmin, isOwner, type UserRow } from '../lib/users';
-import { authenticateBasic, authenticateSession, authenticateWebRequest } from './auth';
+import { authenticateBasic, authenticateSession, authenticateWebRequest, readCookie, SESSION_COOKIE } from './auth';
 import { errors, JsonableError, withSessionChallenge } from './errors';
 import { MultipartParser } from './multipart';
 import { readParams } from './params';
@@ -77,6 +77,8 @@ class Pending {
   route?: string;
   /** A /json request of the web app: a 401 challenges with "Session", never Basic. */
   session = false;
+  /** The session cookie's token when the session authenticated the request (Ctx.sessionToken). */
+  sessionToken: string | null = null;
   /** A raw body (rawBody routes) not yet read to its end: the reply must close the connection. */
   bodyUnread?: boolean;
   /** Run when the client goes away (stop streaming a file, fail a raw body stream). */
@@ -121,6 +123,10 @@ class RequestCtx implements Ctx<Record<string, unknown>, UserRow | null> {
 
   get ip(): string {
     return this.p.ip;
+  }
+
+  get sessionToken(): string | null {
+    return this.p.sessionToken;
   }
 
   // Handlers destructure these (`handle({ ignore })`), so they must work without `this`: the getters
@@ -284,10 +290,12 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     if (route.auth === 'session') {
       p.session = true;
       user = authenticateWebRequest(app, p.method, p.headers);
+      p.sessionToken = readCookie(p.headers.cookie, SESSION_COOKIE);
     } else if (route.auth !== 'public') {
       if (route.auth === 'user_or_session' && !p.headers.authorization) {
         user = authenticateSession(app, p.headers.cookie);
         if (!user) throw errors.unauthorized();
+        p.sessionToken = readCookie(p.headers.cookie, SESSION_COOKIE);
       } else {
         user = authenticateBasic(app, p.headers.authorization);
       }

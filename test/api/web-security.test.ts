@@ -74,6 +74,42 @@ describe('POST /login', () => {
   });
 });
 
+describe('PATCH /settings: a new password', () => {
+  const NEW_PASSWORD = 'a-brand-new-password';
+
+  it('ends every other session of the person, keeping the one that changed it', async () => {
+    const u = await t.api(t.users.admin, 'POST', '/users', { email: 'pw-web@example.com', password: PASSWORD, full_name: 'Web Password' });
+    const me = { id: u.body.user_id, email: 'pw-web@example.com', apiKey: '', password: PASSWORD, fullName: 'Web Password' };
+    const elsewhere = await webLogin(t, me); // the shared computer, or a stolen cookie
+    const here = await webLogin(t, me);
+    const r = await json(t, here, 'PATCH', '/settings', { old_password: PASSWORD, new_password: NEW_PASSWORD });
+    assert.equal(r.status, 200, r.text);
+    assert.equal((await json(t, elsewhere, 'GET', '/users/me')).status, 401);
+    assert.equal((await json(t, here, 'GET', '/users/me')).status, 200);
+    assert.equal(sessionCount(me.id), 1);
+  });
+
+  it('ends every session when changed over the API', async () => {
+    const u = await t.api(t.users.admin, 'POST', '/users', { email: 'pw-api@example.com', password: PASSWORD, full_name: 'API Password' });
+    const me = { id: u.body.user_id, email: 'pw-api@example.com', apiKey: '', password: PASSWORD, fullName: 'API Password' };
+    me.apiKey = (await t.api(null, 'POST', '/fetch_api_key', { username: me.email, password: PASSWORD })).body.api_key;
+    const browser = await webLogin(t, me);
+    const r = await t.api(me, 'PATCH', '/settings', { old_password: PASSWORD, new_password: NEW_PASSWORD });
+    assert.equal(r.status, 200, r.text);
+    assert.equal((await json(t, browser, 'GET', '/users/me')).status, 401);
+    assert.equal(sessionCount(me.id), 0);
+  });
+
+  it('ends nothing when the old password is wrong', async () => {
+    const s = await webLogin(t, t.users.moderator);
+    const before = sessionCount(t.users.moderator.id);
+    const r = await t.api(t.users.moderator, 'PATCH', '/settings', { old_password: 'wrong', new_password: NEW_PASSWORD });
+    assert.equal(r.status, 400);
+    assert.equal(sessionCount(t.users.moderator.id), before);
+    assert.equal((await json(t, s, 'GET', '/users/me')).status, 200);
+  });
+});
+
 describe('/json: credentials', () => {
   let hamlet: WebSession;
   before(async () => {
