@@ -279,6 +279,24 @@ export function matchesNarrow(m: Message, n: Narrow, myId: number, isMuted: (str
   }
 }
 
+// Unicode's explicit directional formatting characters: embeddings, overrides and their PDF, isolates
+// and their PDI. Names may contain them (Zulip allows them, as it must for some scripts).
+const BIDI_EXPLICIT = /[\u202a-\u202e\u2066-\u2069]/;
+
+/**
+ * A name as part of a longer text (a title, a list of names): a name carrying explicit directional
+ * formatting is set in an isolate (FSI … PDI) so that its formatting ends with it. Otherwise a name
+ * such as "Eve \u202efdp.exe" (shown "Eve exe.pdf") reverses everything after it: the group "Eve
+ * \u202efdp.exe and Othello" reads "Eve ollehtO dna exe.pdf", hiding who else is in it. The name's own
+ * PDIs are dropped (one could close our isolate early) and its own isolates closed before ours.
+ */
+export function isolateName(name: string): string {
+  if (!BIDI_EXPLICIT.test(name)) return name;
+  const inner = name.replace(/\u2069/g, '');
+  const opened = inner.match(/[\u2066-\u2068]/g)?.length ?? 0;
+  return `\u2068${inner}${'\u2069'.repeat(opened + 1)}`;
+}
+
 /** The heading of a narrow and the tab title's part ("#general > lunch", "Alice", "Starred messages"). */
 export function narrowTitle(n: Narrow, ctx: NarrowContext): string {
   switch (n.kind) {
@@ -289,8 +307,8 @@ export function narrowTitle(n: Narrow, ctx: NarrowContext): string {
     case 'mentioned':
       return 'Mentions';
     case 'channel': {
-      const name = ctx.streamName(n.streamId) ?? 'Unknown channel';
-      return n.topic === undefined ? `#${name}` : `#${name} > ${n.topic === '' ? ctx.emptyTopicName : n.topic}`;
+      const name = isolateName(ctx.streamName(n.streamId) ?? 'Unknown channel');
+      return n.topic === undefined ? `#${name}` : `#${name} > ${n.topic === '' ? ctx.emptyTopicName : isolateName(n.topic)}`;
     }
     case 'dm':
       return dmTitle(n.userIds, ctx);
@@ -303,7 +321,7 @@ export function narrowTitle(n: Narrow, ctx: NarrowContext): string {
 export function dmTitle(userIds: readonly number[], ctx: NarrowContext): string {
   if (userIds.length === 1 && userIds[0] === ctx.myId) return 'Messages with yourself';
   const names = userIds.map((id) => ctx.userName(id) ?? 'Unknown user').sort(collator.compare);
-  return listFormat(names);
+  return listFormat(names.map(isolateName));
 }
 
 /** Zulip's util.strcmp: the default Intl collator. */
