@@ -2,7 +2,7 @@
 // channel's topics, and the direct-message conversations, each with its unread count. Every entry is a
 // real link to its narrow's address, so it can be opened in a new tab, shared, and reached by keyboard.
 import { useState } from 'preact/hooks';
-import { channelSlug, dmSlug, encodeHashComponent, narrowHash, sameTopic, type Narrow } from '../state/narrow';
+import { channelSlug, dmSlug, encodeHashComponent, HOME, narrowHash, sameTopic, type Narrow } from '../state/narrow';
 import { channelSections, dmItems, topicItems } from '../state/sidebar';
 import { narrowContext, type State } from '../state/store';
 import type { UnreadCounts } from '../state/unread';
@@ -66,24 +66,20 @@ export function Sidebar({ counts }: { counts: UnreadCounts }) {
     <aside class="sidebar" id="sidebar">
       <nav aria-label="Views">
         <ul class="views">
-          <li>
-            <a href="#feed" aria-current={current({ kind: 'home' })}>
-              <span class="name">All messages</span>
-              <Count n={counts.home} />
-            </a>
-          </li>
-          <li>
-            <a href="#narrow/is/mentioned" aria-current={current({ kind: 'mentioned' })}>
-              <span class="name">Mentions</span>
-              <Count n={counts.mentions} />
-            </a>
-          </li>
-          <li>
-            <a href="#narrow/is/starred" aria-current={current({ kind: 'starred' })}>
-              <span class="name">Starred</span>
-              <Count n={s.starred.size} muted label="starred" />
-            </a>
-          </li>
+          {(
+            [
+              [HOME, 'All messages', counts.home, 'unread'],
+              [{ kind: 'mentioned' }, 'Mentions', counts.mentions, 'unread'],
+              [{ kind: 'starred' }, 'Starred', s.starred.size, 'starred'],
+            ] as const
+          ).map(([view, name, n, label]) => (
+            <li key={name}>
+              <a href={narrowHash(view, ctx)} aria-current={current(view)}>
+                <span class="name">{name}</span>
+                <Count n={n} muted={label === 'starred'} label={label} />
+              </a>
+            </li>
+          ))}
         </ul>
       </nav>
       <nav aria-label="Channels">
