@@ -10,30 +10,35 @@ import { assetUrl, webAssets, type WebManifest } from '../lib/web-assets';
 import { currentUser, redirect, secure } from './pages';
 
 /**
- * The app page's policy: scripts and styles only from our own files; style attributes are allowed
- * because rendered math (KaTeX) sizes its parts with them; images from us, data: URLs and Gravatar
- * (the default avatars); requests only to us.
+ * The app page's policy: scripts and styles only from the built files (/static/web/, not 'self', which
+ * would also admit user uploads served from this origin); style attributes are allowed because
+ * rendered math (KaTeX) sizes its parts with them; images from us, data: URLs and Gravatar (the default
+ * avatars); requests only to us. `host` is the request's Host header (an http: source also admits
+ * https: for the same host, as behind a TLS proxy).
  */
-const APP_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "style-src-attr 'unsafe-inline'",
-  "img-src 'self' data: https://secure.gravatar.com",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "media-src 'self'",
-  "manifest-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
+function appCsp(host: string | undefined): string {
+  const files = host && /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host) ? `http://${host}/static/web/` : "'self'";
+  return [
+    "default-src 'none'",
+    `script-src ${files}`,
+    `style-src ${files}`,
+    "style-src-attr 'unsafe-inline'",
+    "img-src 'self' data: https://secure.gravatar.com",
+    "connect-src 'self'",
+    "font-src 'self'",
+    "media-src 'self'",
+    "manifest-src 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+}
 
 const APP_HEADERS: Record<string, string> = {
   ...PAGE_HEADERS,
-  // The page itself is tiny and names hashed files: always revalidated, never stale.
-  'Cache-Control': 'no-cache',
-  'Content-Security-Policy': APP_CSP,
+  // The page itself is tiny and names hashed files: always revalidated, never stale; it is one
+  // person's (it sets their CSRF cookie), so no shared cache keeps it.
+  'Cache-Control': 'private, no-cache',
 };
 
 /** The app's page: a shell that loads the hashed script and style; the app draws everything else. */
@@ -78,7 +83,7 @@ export const webRoutes = [
       const assets = webAssets();
       if (!assets) return notBuilt();
       const token = readCookie(headers.cookie, SESSION_COOKIE) as string;
-      return new Reply(200, { ...APP_HEADERS, 'Set-Cookie': csrfCookie(app, token) }, appPage(assets.manifest));
+      return new Reply(200, { ...APP_HEADERS, 'Content-Security-Policy': appCsp(headers.host), 'Set-Cookie': csrfCookie(app, token) }, appPage(assets.manifest));
     },
   }),
   publicRoute({

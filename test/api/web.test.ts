@@ -27,8 +27,8 @@ const manifest = () => {
 
 const messageCount = () => (stmt(t.app.db, 'SELECT count(*) AS n FROM message').get() as { n: number }).n;
 
-const APP_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; img-src 'self' data: https://secure.gravatar.com; " +
+const appCsp = (files: string) =>
+  `default-src 'none'; script-src ${files}; style-src ${files}; style-src-attr 'unsafe-inline'; img-src 'self' data: https://secure.gravatar.com; ` +
   "connect-src 'self'; font-src 'self'; media-src 'self'; manifest-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 describe('GET /', () => {
@@ -40,6 +40,21 @@ describe('GET /', () => {
     }
   });
 
+  it('names its files in the policy by a well-formed Host only', async () => {
+    const http = require('node:http') as typeof import('node:http');
+    const cspFor = (host: string) =>
+      new Promise<string | undefined>((resolve, reject) => {
+        const req = http.get(t.url + '/', { headers: { cookie: hamlet.session, host } }, (res) => {
+          res.resume();
+          resolve(res.headers['content-security-policy'] as string | undefined);
+        });
+        req.on('error', reject);
+      });
+    assert.equal(await cspFor('chat.example.com'), appCsp('http://chat.example.com/static/web/'));
+    assert.equal(await cspFor('[::1]:9991'), appCsp('http://[::1]:9991/static/web/'));
+    for (const hostile of ["evil.example; script-src *", 'a b', "x'y", 'host/path']) assert.equal(await cspFor(hostile), appCsp("'self'"), hostile);
+  });
+
   it('serves the app page with the hashed files, a strict policy, no caching, and the CSRF cookie', async () => {
     const r = await fetch(t.url + '/', { headers: { cookie: hamlet.session } });
     assert.equal(r.status, 200);
@@ -49,8 +64,9 @@ describe('GET /', () => {
     assert.match(text, new RegExp(`<link rel="stylesheet" href="/static/web/${m['app.css']}">`));
     assert.match(text, /<div id="app">/);
     assert.equal(r.headers.get('content-type'), 'text/html; charset=utf-8');
-    assert.equal(r.headers.get('cache-control'), 'no-cache');
-    assert.equal(r.headers.get('content-security-policy'), APP_CSP);
+    assert.equal(r.headers.get('cache-control'), 'private, no-cache');
+    // Scripts and styles only from the built files: user uploads share the origin.
+    assert.equal(r.headers.get('content-security-policy'), appCsp(`http://${new URL(t.url).host}/static/web/`));
     assert.equal(r.headers.get('x-frame-options'), 'DENY');
     assert.equal(r.headers.get('referrer-policy'), 'same-origin');
     const token = hamlet.session.slice('parley_session='.length);

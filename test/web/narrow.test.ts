@@ -89,10 +89,10 @@ describe('navigating inside the app', () => {
     await p.page.waitForURL(new RegExp(`#narrow/channel/${general}-general$`));
     await sidebarLink(p.page, 'Channels', 'lunch').click();
     await p.page.waitForURL(new RegExp(`#narrow/channel/${general}-general/topic/lunch$`));
-    assert.equal(await title(p.page).innerText(), '#general > lunch');
+    await p.page.getByRole('heading', { level: 1, name: '#general > lunch', exact: true }).waitFor();
     await p.page.goBack();
     await p.page.waitForURL(new RegExp(`#narrow/channel/${general}-general$`));
-    assert.equal(await title(p.page).innerText(), '#general');
+    await p.page.getByRole('heading', { level: 1, name: '#general', exact: true }).waitFor();
     assert.equal(await p.page.evaluate(() => (window as any).stillTheSamePage), true);
   });
 

@@ -31,7 +31,12 @@ export function encodeParams(params: Params): URLSearchParams {
 
 function csrfToken(): string {
   const m = /(?:^|;\s*)csrftoken=([^;]*)/.exec(document.cookie);
-  return m ? decodeURIComponent(m[1]) : '';
+  if (!m) return '';
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return m[1]; // a malformed cookie someone planted: the server refuses it, with its own error
+  }
 }
 
 /** Called when the session is gone (401): the app goes to the login page. */

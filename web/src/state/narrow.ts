@@ -162,7 +162,7 @@ export function parseHash(hash: string, ctx: NarrowContext): Narrow | null {
         const ids = parseUserSlug(text, ctx);
         operand = ids ? ids[0] : text;
       } else if (op === 'near' || op === 'with' || op === 'id') {
-        if (!/^\d+$/.test(text)) return null;
+        if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) return null;
         operand = Number(text);
       }
       terms.push(canonical({ operator: op, operand, negated }));

@@ -4,7 +4,7 @@
 // comes back into the box with the server's reason; the text survives reloads and reconnections.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { TypingTo } from '../client/typing-sender';
-import { collator, narrowKey, type Narrow } from '../state/narrow';
+import { collator, isolateName, narrowKey, type Narrow } from '../state/narrow';
 import { channelSections } from '../state/sidebar';
 import type { State } from '../state/store';
 import { useClient } from './use-client';
@@ -22,7 +22,8 @@ export function shouldEnterSend(e: { ctrlKey: boolean; metaKey: boolean; altKey:
 /** Recipient ids for "Alice Member, bob@example.com": names or emails, case-insensitively. */
 export function parseRecipients(text: string, s: State): { ids: number[] } | { error: string } {
   const ids: number[] = [];
-  for (const raw of text.split(',')) {
+  // The isolates namesOf may have put around names with directional formatting are not part of them.
+  for (const raw of text.replace(/[\u2068\u2069]/g, '').split(',')) {
     const token = raw.trim().toLowerCase();
     if (!token) continue;
     const users = [...s.users.values()].filter((u) => u.is_active !== false);
@@ -39,7 +40,7 @@ export function parseRecipients(text: string, s: State): { ids: number[] } | { e
 function namesOf(ids: number[], s: State): string {
   return ids
     .filter((id) => ids.length === 1 || id !== s.myId)
-    .map((id) => s.users.get(id)?.full_name ?? '')
+    .map((id) => isolateName(s.users.get(id)?.full_name ?? ''))
     .join(', ');
 }
 
@@ -154,7 +155,13 @@ export function Compose({ narrow }: { narrow: Narrow }) {
   const enterSends = Boolean(s.settings.enter_sends);
   const streamName = chosenStream !== null ? s.streams.get(chosenStream)?.name : undefined;
   const placeholder =
-    mode === 'stream' ? (streamName ? `Message #${streamName}${topic.trim() ? ` > ${topic.trim()}` : ''}` : 'Message') : to.trim() ? `Message ${to.trim()}` : 'Message';
+    mode === 'stream'
+      ? streamName
+        ? `Message #${isolateName(streamName)}${topic.trim() ? ` > ${isolateName(topic.trim())}` : ''}`
+        : 'Message'
+      : to.trim()
+        ? `Message ${to.trim()}`
+        : 'Message';
   const people = [...s.users.values()].filter((u) => u.is_active !== false && u.user_id !== s.myId).sort((a, b) => collator.compare(a.full_name, b.full_name));
 
   return (

@@ -4,7 +4,7 @@
 // reports unread messages whose bottom edge has been on screen (marking them read).
 import { Component, type RefObject, createRef } from 'preact';
 import type { Client } from '../client/client';
-import { channelSlug, dmParticipants, dmSlug, dmTitle, encodeHashComponent, narrowAnchor, narrowKey, type Narrow } from '../state/narrow';
+import { channelSlug, dmParticipants, dmSlug, dmTitle, encodeHashComponent, isolateName, narrowAnchor, narrowKey, type Narrow } from '../state/narrow';
 import { isMuted, type LocalEcho, narrowContext, typingKey } from '../state/store';
 import type { Message } from '../state/wire';
 import { buildGroups, type Group } from './groups';
@@ -278,7 +278,7 @@ export class MessageList extends Component<Props> {
             </p>
           )}
           {groups.map((g) => (
-            <div role="group" class="group" key={`${g.key}:${g.first.id}`} aria-label={g.first.type === 'stream' ? `${s.streams.get(g.first.stream_id as number)?.name ?? ''} > ${g.first.subject}` : 'Direct messages'}>
+            <div role="group" class="group" key={`${g.key}:${g.first.id}`} aria-label={g.first.type === 'stream' ? `${isolateName(s.streams.get(g.first.stream_id as number)?.name ?? '')} > ${isolateName(g.first.subject)}` : 'Direct messages'}>
               {this.header(g)}
               {g.items.map((item) =>
                 item.kind === 'date' ? (
@@ -322,7 +322,7 @@ export function typingText(client: Client, narrow: Narrow): string | null {
   else if (narrow.kind === 'dm') key = typingKey({ type: 'private', userIds: narrow.userIds });
   const typists = key ? s.typing.get(key) : undefined;
   if (!typists?.size) return null;
-  const names = [...typists.keys()].filter((id) => !s.mutedUsers.has(id)).map((id) => s.users.get(id)?.full_name ?? 'Someone');
+  const names = [...typists.keys()].filter((id) => !s.mutedUsers.has(id)).map((id) => isolateName(s.users.get(id)?.full_name ?? 'Someone'));
   if (!names.length) return null;
   if (names.length > 3) return 'Several people are typing…';
   return names.map((n) => `${n} is typing…`).join(' ');
