@@ -6,6 +6,8 @@ import { ClientContext } from './ui/use-client';
 import './styles.css';
 
 const client = new Client();
+// The registration request leaves before the first render (the screens show "Loading…" meanwhile).
+client.start();
 const root = document.getElementById('app') as HTMLElement;
 root.textContent = '';
 render(
@@ -16,6 +18,5 @@ render(
   </ErrorBoundary>,
   root,
 );
-client.start();
 // For the browser tests and the benchmark: the client, to wait for it to settle (read-only use).
 (window as unknown as { parley: Client }).parley = client;

@@ -325,7 +325,13 @@ export function dmTitle(userIds: readonly number[], ctx: NarrowContext): string 
 }
 
 /** Zulip's util.strcmp: the default Intl collator. */
-export const collator = new Intl.Collator();
+export const collator = {
+  /** Made on first use (creating Intl objects at load delays the app's first request). */
+  compare(a: string, b: string): number {
+    return (collatorInstance ??= new Intl.Collator()).compare(a, b);
+  },
+};
+let collatorInstance: Intl.Collator | undefined;
 
 function listFormat(items: string[]): string {
   try {

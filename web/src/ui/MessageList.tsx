@@ -74,12 +74,16 @@ export class MessageList extends Component<Props> {
   override getSnapshotBeforeUpdate(): Snapshot | null {
     const el = this.scroller.current;
     if (!el) return null;
+    // The store already holds what this update draws: only when older messages are about to appear
+    // above is the first message on screen looked for (measuring it forces a layout).
+    const first = this.list()?.ids[0];
+    const prepending = this.shownFirstId !== undefined && first !== undefined && first < this.shownFirstId;
     return {
       scrollHeight: el.scrollHeight,
       scrollTop: el.scrollTop,
       firstId: this.shownFirstId,
       atBottom: el.scrollHeight - el.scrollTop - el.clientHeight < 40,
-      anchor: firstVisible(el),
+      anchor: prepending ? firstVisible(el) : null,
     };
   }
 

@@ -15,9 +15,18 @@ export function sameDay(a: number, b: number): boolean {
   return dayKey(new Date(a * 1000)) === dayKey(new Date(b * 1000));
 }
 
-const dateThisYear = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
-const dateOtherYear = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', year: 'numeric' });
-const full = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'short' });
+// Made on first use: Chromium's first Intl.DateTimeFormat costs ~15 ms, which at load would delay the
+// registration request (bench/web.ts).
+const formats = new Map<string, Intl.DateTimeFormat>();
+function format(key: 'thisYear' | 'otherYear' | 'full'): Intl.DateTimeFormat {
+  let f = formats.get(key);
+  if (!f) {
+    const options: Intl.DateTimeFormatOptions =
+      key === 'full' ? { dateStyle: 'full', timeStyle: 'short' } : { month: 'short', day: 'numeric', ...(key === 'otherYear' ? { year: 'numeric' } : {}) };
+    formats.set(key, (f = new Intl.DateTimeFormat(undefined, options)));
+  }
+  return f;
+}
 
 export function formatDay(timestamp: number, now = Date.now()): string {
   const d = new Date(timestamp * 1000);
@@ -26,8 +35,8 @@ export function formatDay(timestamp: number, now = Date.now()): string {
   const yesterday = new Date(now);
   yesterday.setDate(yesterday.getDate() - 1);
   if (dayKey(d) === dayKey(yesterday)) return 'Yesterday';
-  return (d.getFullYear() === today.getFullYear() ? dateThisYear : dateOtherYear).format(d);
+  return format(d.getFullYear() === today.getFullYear() ? 'thisYear' : 'otherYear').format(d);
 }
 
 /** The full date and time, for a tooltip. */
-export const formatFull = (timestamp: number) => full.format(new Date(timestamp * 1000));
+export const formatFull = (timestamp: number) => format('full').format(new Date(timestamp * 1000));
