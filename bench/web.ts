@@ -59,6 +59,7 @@ import { doSendMessage } from '../src/actions/messages';
 import { doUpdateFlags } from '../src/actions/flags';
 import { ROLE } from '../src/lib/roles';
 import { findUserById, type UserRow } from '../src/lib/users';
+import { prng } from '../test/helpers/prng';
 
 const ROOT = path.join(__dirname, '..');
 const { values: opt } = parseArgs({
@@ -134,18 +135,6 @@ interface Seeded {
   channels: { id: number; name: string }[];
   messageCount: number;
   unreadPerViewer: number;
-}
-
-/** A small deterministic PRNG (mulberry32), so every run seeds the same organization. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const WORDS = (

@@ -9,20 +9,10 @@ import net from 'node:net';
 import { allRoutes } from '../../src/api';
 import { basicAuth, startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { ALL_USER_MESSAGES_SQL } from '../../src/lib/user-messages';
+import { prng } from '../helpers/prng';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const SECONDS = Number(process.env.FUZZ_SECONDS ?? 8);
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A digest of every row of every table: equal digests mean nothing changed. Per-user message rows
