@@ -639,7 +639,10 @@ CREATE TABLE invitation (
   notify_referrer_on_join              INTEGER NOT NULL DEFAULT 1,
   welcome_message_custom_text          TEXT,
   stream_ids                           TEXT NOT NULL DEFAULT '[]',  -- JSON
-  group_ids                            TEXT NOT NULL DEFAULT '[]'   -- JSON
+  group_ids                            TEXT NOT NULL DEFAULT '[]',  -- JSON
+  -- A sign-up through a multi-use link, waiting for its address to be confirmed: the link it came
+  -- from. The row is a single-use invitation to that address, sent to it, that no list shows.
+  registration_of                      INTEGER REFERENCES invitation(id)
 );
 CREATE INDEX invitation_realm_status ON invitation(realm_id, status);
 

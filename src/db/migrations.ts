@@ -85,6 +85,11 @@ const STEPS: ((db: Db) => void)[] = [
     rebuildTable(db, 'user', ['user_realm_email', 'user_realm_delivery_email', 'user_api_key', 'user_bot_owner']);
     for (const name of ['usermessage_pending', 'usermessage_cursor_advance', 'user_active_cursor']) db.exec(schemaStatement(name));
   },
+  // 6: a sign-up through a multi-use link waits for its address to be confirmed by email
+  // (invitation.registration_of names the link); before, the link made the account at once.
+  (db) => {
+    db.exec('ALTER TABLE invitation ADD COLUMN registration_of INTEGER REFERENCES invitation(id)');
+  },
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;
