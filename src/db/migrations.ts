@@ -88,7 +88,7 @@ const STEPS: ((db: Db) => void)[] = [
   // 6: a sign-up through a multi-use link waits for its address to be confirmed by email
   // (invitation.registration_of names the link); before, the link made the account at once.
   (db) => {
-    db.exec('ALTER TABLE invitation ADD COLUMN registration_of INTEGER REFERENCES invitation(id)');
+    rebuildTable(db, 'invitation', ['invitation_realm_status']);
   },
 ];
 
