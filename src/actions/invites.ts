@@ -1,6 +1,8 @@
 // Invitations: sending email invitations and creating reusable links (with Zulip's role ceiling,
 // channel and group permission rules and limits), revoking and resending them, and accepting one
-// through the sign-up page (account, channels, groups, welcome message, referrer notice).
+// through the sign-up page (account, channels, groups, welcome message, referrer notice). A reusable
+// link does not prove an address: signing up through one emails a link to finish (a registration,
+// an invitation to that address with the link's terms), as Zulip confirms the address first.
 // check* validates inside the write; do* writes and queues events and emails with onCommit.
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
@@ -359,16 +361,78 @@ export function checkInvitationKey(app: App, key: string): { invitation: Invitat
   if (!row || row.realm_id !== app.realmId()) throw new InvitationUnusable('missing');
   const state = invitationState(row, nowSeconds(app.clock));
   if (state !== 'valid') throw new InvitationUnusable(state);
+  // A registration ends with the link it came through: revoking the link stops the sign-ups under way.
+  if (row.registration_of !== null) {
+    const link = stmt(app.db, 'SELECT status FROM invitation WHERE id = ?').get(row.registration_of) as { status: number } | undefined;
+    if (!link || link.status === INVITE_STATUS.REVOKED) throw new InvitationUnusable('revoked');
+  }
   const realm = getRealmById(app.db, row.realm_id) as RealmRow;
   if (realm.deactivated) throw new InvitationUnusable('realm_deactivated');
   return { invitation: row, realm, referrer: findUserById(app.db, row.realm_id, row.referrer_id) };
 }
 
 export interface SignUp {
-  /** Multi-use links only: email invitations fix the address. */
-  email: string | null;
   fullName: string;
   password: string;
+}
+
+/** How long a multi-use link's sign-up may wait for its address to be confirmed (Zulip: a day). */
+export const REGISTRATION_SECONDS = 24 * 60 * 60;
+/** Sign-up emails one address may be sent in a day through links (against using a link to flood a mailbox). */
+const MAX_REGISTRATION_EMAILS_PER_DAY = 5;
+
+/** Why `email` cannot have an account here: an invalid or outside address, or an existing account. */
+function checkNewAddress(app: App, realm: RealmRow, email: string): void {
+  if (!isValidEmail(email)) throw errors.badRequest('Enter a valid email address.');
+  const problem = emailProblem(app, realm, email);
+  if (problem) throw errors.badRequest(problem === 'Outside your domain.' ? 'Your email address is not in one of the domains this organization allows.' : problem);
+  const existing = findUserByDeliveryEmail(app.db, realm.id, email);
+  if (existing) {
+    throw errors.badRequest(existing.is_active ? 'An account with this email address already exists. Log in instead.' : 'Account has been deactivated.');
+  }
+}
+
+/**
+ * A multi-use link's sign-up form: the address is checked and sent a link to finish signing up (a
+ * registration: a single-use invitation to it with the link's role, channels, groups and welcome
+ * text, valid for a day). Nothing is created until that link is followed. Returns the address.
+ */
+export function doRequestRegistration(app: App, key: string, rawEmail: string): string {
+  return app.batch.write(() => {
+    const { invitation: link, realm } = checkInvitationKey(app, key);
+    if (!link.multiuse) throw errors.badRequest('This invitation is for one address only.');
+    const email = rawEmail.trim();
+    checkNewAddress(app, realm, email);
+    const now = nowSeconds(app.clock);
+    const recent = (
+      stmt(app.db, 'SELECT count(*) AS n FROM invitation WHERE realm_id = ? AND registration_of IS NOT NULL AND email = ? COLLATE NOCASE AND created > ?').get(
+        realm.id,
+        email,
+        now - 86400,
+      ) as { n: number }
+    ).n;
+    if (recent >= MAX_REGISTRATION_EMAILS_PER_DAY) {
+      throw errors.badRequest('Too many sign-up emails were sent to this address today. Use a link already sent, or try again tomorrow.');
+    }
+    const confirmationKey = newInvitationKey();
+    stmt(
+      app.db,
+      `INSERT INTO invitation (realm_id, email, referrer_id, invited_as, confirmation_key, created, expires, status, multiuse,
+         include_realm_default_subscriptions, notify_referrer_on_join, welcome_message_custom_text, stream_ids, group_ids, registration_of)
+       SELECT realm_id, ?, referrer_id, invited_as, ?, ?, ?, 0, 0,
+         include_realm_default_subscriptions, notify_referrer_on_join, welcome_message_custom_text, stream_ids, group_ids, id
+       FROM invitation WHERE id = ?`,
+    ).run(email, confirmationKey, now, now + REGISTRATION_SECONDS, link.id);
+    const url = invitationLink(app, confirmationKey);
+    const text =
+      `Hi there,\n\nSomeone (hopefully you) asked to join the organization "${realm.name}" on Parley with this ` +
+      `email address.\n\nTo confirm the address and create your account, visit the link below:\n\n    ${url}\n\n` +
+      `The link expires in 24 hours. If you did not ask to join, you can ignore this email: no account is made without it.\n`;
+    app.batch.onCommit(() => {
+      sendEmail(app, { to: email, subject: `Confirm your email address to join ${realm.name}`, text });
+    });
+    return email;
+  });
 }
 
 /** Subscribes a brand-new user (no permission checks: the invitation carried them) and tells the peers. */
@@ -448,16 +512,11 @@ function sendWelcomeMessages(app: App, realm: RealmRow, user: UserRow, invitatio
 export function doAcceptInvitation(app: App, key: string, signUp: SignUp): UserRow {
   return app.batch.write(() => {
     const { invitation: inv, realm, referrer } = checkInvitationKey(app, key);
-    const email = inv.multiuse ? (signUp.email ?? '').trim() : (inv.email as string);
-    if (inv.multiuse) {
-      if (!isValidEmail(email)) throw errors.badRequest('Enter a valid email address.');
-      const problem = emailProblem(app, realm, email);
-      if (problem) throw errors.badRequest(problem === 'Outside your domain.' ? 'Your email address is not in one of the domains this organization allows.' : problem);
-    }
-    const existing = findUserByDeliveryEmail(app.db, realm.id, email);
-    if (existing) {
-      throw errors.badRequest(existing.is_active ? 'An account with this email address already exists. Log in instead.' : 'Account has been deactivated.');
-    }
+    // A reusable link proves no address: it leads to doRequestRegistration, never to an account.
+    if (inv.multiuse) throw errors.badRequest('Confirm your email address first.');
+    const email = inv.email as string;
+    // Someone may have signed up with the address since the invitation was sent.
+    checkNewAddress(app, realm, email);
     const created = doCreateUser(app, { realmId: realm.id, email, password: signUp.password, fullName: signUp.fullName, role: inv.invited_as, acting: null });
     const user = findUserById(app.db, realm.id, created.userId) as UserRow;
     const streamIds = invitationStreamIds(inv);

@@ -2,7 +2,7 @@
 // login and logout. Forms post to the same origin; a request whose Origin header names another site
 // (or `null`, an opaque origin) is refused (the SameSite=Lax cookie already keeps cross-site posts from
 // carrying it). After logging in or signing up, people land in the web app at `/`.
-import { checkInvitationKey, doAcceptInvitation, InvitationUnusable } from '../actions/invites';
+import { checkInvitationKey, doAcceptInvitation, doRequestRegistration, InvitationUnusable } from '../actions/invites';
 import { doCreateSession, doDeleteSession, doPasswordLogin, SESSION_SECONDS } from '../actions/sessions';
 import { authenticateSession, readCookie, SESSION_COOKIE } from '../http/auth';
 import { JsonableError } from '../http/errors';
@@ -95,16 +95,26 @@ function signUpPage(app: App, key: string, status: number, error: string | null,
     throw err;
   }
   const { invitation, realm, referrer } = state;
-  const emailField = invitation.multiuse
-    ? html`<label for="email">Email</label><input id="email" name="email" type="email" required autocomplete="email" value="${form.email}">`
-    : html`<p>Email: <strong>${invitation.email}</strong></p>`;
-  const who = referrer && !invitation.multiuse ? html`<p>${referrer.full_name} invited you to join ${realm.name}.</p>` : html`<p>You are invited to join ${realm.name}.</p>`;
+  // A reusable link asks only for the address, and sends it a link to finish (doRequestRegistration).
+  if (invitation.multiuse) {
+    return htmlReply(
+      status,
+      `Join ${realm.name}`,
+      html`<p>You are invited to join ${realm.name}.</p>${errorBox(error)}
+<form method="post" action="/join/${key}/">
+<label for="email">Email</label><input id="email" name="email" type="email" required autocomplete="email" value="${form.email}">
+<p class="realm">We will send a link to this address to finish creating your account.</p>
+<button type="submit">Continue</button>
+</form>`,
+    );
+  }
+  const who = referrer && invitation.registration_of === null ? html`<p>${referrer.full_name} invited you to join ${realm.name}.</p>` : html`<p>You are invited to join ${realm.name}.</p>`;
   return htmlReply(
     status,
     `Join ${realm.name}`,
     html`${who}${errorBox(error)}
 <form method="post" action="/join/${key}/">
-${emailField}
+<p>Email: <strong>${invitation.email}</strong></p>
 <label for="full_name">Full name</label><input id="full_name" name="full_name" required maxlength="100" autocomplete="name" value="${form.fullName}">
 <label for="password">Password</label><input id="password" name="password" type="password" required minlength="6" autocomplete="new-password">
 <button type="submit">Create account</button>
@@ -154,7 +164,16 @@ export const pageRoutes = [
       if (!sameOrigin(app, headers)) return forbidden();
       const form = { email: params.email ?? '', fullName: params.full_name ?? '' };
       try {
-        const user = doAcceptInvitation(app, path.key, { email: params.email ?? null, fullName: form.fullName, password: params.password ?? '' });
+        if (checkInvitationKey(app, path.key).invitation.multiuse) {
+          const email = doRequestRegistration(app, path.key, form.email);
+          return htmlReply(
+            200,
+            'Check your email',
+            html`<p>We sent a link to <strong>${email}</strong>. Follow it to finish creating your account (it works for 24 hours).</p>
+<p>No email? Check your spam folder, or <a href="/join/${path.key}/">try again</a>.</p>`,
+          );
+        }
+        const user = doAcceptInvitation(app, path.key, { fullName: form.fullName, password: params.password ?? '' });
         const token = doCreateSession(app, user);
         return redirect('/', { 'Set-Cookie': sessionCookie(app, token) });
       } catch (err) {

@@ -25,6 +25,8 @@ export interface InvitationRow {
   welcome_message_custom_text: string | null;
   stream_ids: string;
   group_ids: string;
+  /** A multi-use link's sign-up awaiting email confirmation: the link's id (not listed, not counted). */
+  registration_of: number | null;
 }
 
 const KEY_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -44,9 +46,10 @@ export function newInvitationKey(): string {
 /** The sign-up link of an invitation. */
 export const invitationLink = (app: App, key: string) => `${app.publicUrl}/join/${key}/`;
 
+/** An invitation by id (sign-ups waiting for their confirmation are not invitations anyone manages). */
 export function findInvitation(db: Db, realmId: number, id: number, multiuse: boolean): InvitationRow | null {
   return (
-    (stmt(db, 'SELECT * FROM invitation WHERE realm_id = ? AND id = ? AND multiuse = ?').get(realmId, id, multiuse ? 1 : 0) as
+    (stmt(db, 'SELECT * FROM invitation WHERE realm_id = ? AND id = ? AND multiuse = ? AND registration_of IS NULL').get(realmId, id, multiuse ? 1 : 0) as
       | InvitationRow
       | undefined) ?? null
   );
@@ -102,8 +105,8 @@ export function listInvites(app: App, user: UserRow): Record<string, unknown>[] 
   const now = nowSeconds(app.clock);
   const rows = (
     isAdmin(user)
-      ? stmt(app.db, 'SELECT * FROM invitation WHERE realm_id = ? AND status = 0 ORDER BY multiuse, id').all(user.realm_id)
-      : stmt(app.db, 'SELECT * FROM invitation WHERE realm_id = ? AND status = 0 AND referrer_id = ? ORDER BY multiuse, id').all(
+      ? stmt(app.db, 'SELECT * FROM invitation WHERE realm_id = ? AND status = 0 AND registration_of IS NULL ORDER BY multiuse, id').all(user.realm_id)
+      : stmt(app.db, 'SELECT * FROM invitation WHERE realm_id = ? AND status = 0 AND registration_of IS NULL AND referrer_id = ? ORDER BY multiuse, id').all(
           user.realm_id,
           user.id,
         )
@@ -113,5 +116,5 @@ export function listInvites(app: App, user: UserRow): Record<string, unknown>[] 
 
 /** Email invitations created in the realm after `since` (for the daily limit). */
 export function countRecentInvitations(db: Db, realmId: number, since: number): number {
-  return (stmt(db, 'SELECT count(*) AS n FROM invitation WHERE realm_id = ? AND multiuse = 0 AND created > ?').get(realmId, since) as { n: number }).n;
+  return (stmt(db, 'SELECT count(*) AS n FROM invitation WHERE realm_id = ? AND multiuse = 0 AND registration_of IS NULL AND created > ?').get(realmId, since) as { n: number }).n;
 }

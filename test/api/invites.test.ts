@@ -480,22 +480,83 @@ describe('POST /invites/multiuse, DELETE /invites/multiuse/{id}', () => {
 
     const page = await t.raw('GET', pathOf(link));
     assert.match(page.text, /name="email"/);
+    assert.doesNotMatch(page.text, /name="password"/);
+    clearOutbox();
     for (const [email, name] of [['m1@example.com', 'Multi One'], ['m2@example.com', 'Multi Two']]) {
-      const res = await postForm(pathOf(link), { email, full_name: name, password: 'a-good-password' });
+      // The link asks for the address and sends it a link to finish: nothing is created before.
+      const asked = await postForm(pathOf(link), { email });
+      assert.equal(asked.status, 200, asked.text);
+      assert.match(asked.text, new RegExp(`We sent a link to <strong>${email}</strong>`));
+      assert.equal(stmt(t.app.db, 'SELECT id FROM user WHERE delivery_email = ?').get(email), undefined);
+      const eml = emailTo(email);
+      assert.match(eml, /^Subject: Confirm your email address to join Test Org\r$/m);
+      const finish = linkIn(eml);
+      assert.notEqual(finish, link);
+      const form = await t.raw('GET', pathOf(finish));
+      assert.match(form.text, new RegExp(`<p>Email: <strong>${email}</strong></p>`));
+      assert.match(form.text, /name="password"/);
+      const res = await postForm(pathOf(finish), { full_name: name, password: 'a-good-password' });
       assert.equal(res.status, 303, res.text);
       const u = stmt(t.app.db, 'SELECT id, role FROM user WHERE delivery_email = ?').get(email) as { id: number; role: number };
       assert.equal(u.role, ROLE.GUEST);
       assert.ok(stmt(t.app.db, 'SELECT 1 FROM subscription WHERE user_id = ? AND stream_id = ? AND active = 1').get(u.id, design));
+      // The confirmation link is spent; the reusable link stays usable.
+      assert.equal((await postForm(pathOf(finish), { full_name: name, password: 'a-good-password' })).status, 410);
     }
-    const taken = await postForm(pathOf(link), { email: 'othello@example.com', full_name: 'Imposter', password: 'a-good-password' });
+    // Sign-ups waiting for confirmation are not invitations anyone lists or counts.
+    assert.deepEqual(
+      (await t.api(t.users.admin, 'GET', '/invites')).body.invites.filter((i: { email?: string }) => i.email?.startsWith('m')),
+      [],
+    );
+    const taken = await postForm(pathOf(link), { email: 'othello@example.com' });
     assert.equal(taken.status, 400);
     assert.match(taken.text, /An account with this email address already exists\. Log in instead\./);
-
+    const invalid = await postForm(pathOf(link), { email: 'not-an-address' });
+    assert.equal(invalid.status, 400);
+    assert.match(invalid.text, /Enter a valid email address\./);
+    // A registration under way when the link is revoked cannot be finished.
+    clearOutbox();
+    assert.equal((await postForm(pathOf(link), { email: 'late@example.com' })).status, 200);
+    const pending = linkIn(emailTo('late@example.com'));
     assert.deepEqual((await t.api(t.users.admin, 'DELETE', `/invites/multiuse/${row.id}`)).body, { result: 'success', msg: '' });
     assert.deepEqual((await t.api(t.users.admin, 'DELETE', `/invites/multiuse/${row.id}`)).body, bad('Invitation has already been revoked'));
     assert.deepEqual((await t.api(t.users.admin, 'DELETE', '/invites/multiuse/99999')).body, bad('No such invitation'));
-    const gone = await postForm(pathOf(link), { email: 'm3@example.com', full_name: 'Multi Three', password: 'a-good-password' });
+    const gone = await postForm(pathOf(link), { email: 'm3@example.com' });
     assert.equal(gone.status, 410);
+    const stopped = await postForm(pathOf(pending), { full_name: 'Late Comer', password: 'a-good-password' });
+    assert.equal(stopped.status, 410);
+    assert.match(stopped.text, /This invitation was revoked/);
+    assert.equal(stmt(t.app.db, 'SELECT id FROM user WHERE delivery_email = ?').get('late@example.com'), undefined);
+  });
+
+  it('confirms an address before making its account: a link alone makes none', async () => {
+    const r = await t.api(t.users.admin, 'POST', '/invites/multiuse', { invite_expires_in_minutes: 60 });
+    const link = pathOf(r.body.invite_link);
+    const users = () => (stmt(t.app.db, 'SELECT count(*) AS n FROM user').get() as { n: number }).n;
+    const before = users();
+    // The old one-step form (an address with a password) makes no account either.
+    const direct = await postForm(link, { email: 'someone-else@example.com', full_name: 'Not Them', password: 'a-good-password' });
+    assert.equal(direct.status, 200);
+    assert.equal(users(), before);
+    clearOutbox();
+    // An address may be sent only so many sign-up emails a day.
+    for (let i = 0; i < 5; i++) assert.equal((await postForm(link, { email: 'flood@example.com' })).status, 200);
+    const sixth = await postForm(link, { email: 'flood@example.com' });
+    assert.equal(sixth.status, 400);
+    assert.match(sixth.text, /Too many sign-up emails were sent to this address today/);
+    assert.equal(readOutbox().filter((m) => m.includes('\r\nTo: flood@example.com\r\n')).length, 5);
+    // A confirmation link expires after a day.
+    const first = linkIn(readOutbox().find((m) => m.includes('\r\nTo: flood@example.com\r\n')) as string);
+    const later = nowMs;
+    nowMs += 24 * 3600 * 1000 + 1000;
+    try {
+      const expired = await postForm(pathOf(first), { full_name: 'Slow Reader', password: 'a-good-password' });
+      assert.equal(expired.status, 410);
+      assert.match(expired.text, /This invitation link has expired/);
+    } finally {
+      nowMs = later;
+    }
+    assert.equal(users(), before);
   });
 });
 

@@ -3,6 +3,8 @@
 // in; sign-up through an invitation lands in the app too; "Log out" ends the session.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { createChannel, sendToChannel } from '../helpers/chat';
 import { launch, logIn, person, screenshot, sidebarLink, waitIdle } from '../helpers/browser';
@@ -89,12 +91,22 @@ describe('logging in and out in a browser', () => {
     await p.context.close();
   });
 
-  it('signs up through an invitation link and lands in the app', async () => {
+  it('signs up through an invitation link, confirming the address by email, and lands in the app', async () => {
     const invite = await t.api(t.users.owner, 'POST', '/invites/multiuse', { invite_expires_in_minutes: 60, invite_as: 400 });
     assert.equal(invite.status, 200, invite.text);
     const p = await person(browser);
     await p.page.goto(invite.body.invite_link);
     await p.page.getByLabel('Email').fill('newcomer@example.com');
+    await p.page.getByRole('button', { name: 'Continue' }).click();
+    await p.page.getByText('We sent a link to newcomer@example.com').waitFor();
+    await screenshot(p.page, 'signup-check-email');
+    // The link in the email finishes the sign-up.
+    const outbox = path.join(t.dataDir, 'outbox');
+    const mail = fs.readdirSync(outbox).map((f) => fs.readFileSync(path.join(outbox, f), 'utf8')).find((m) => m.includes('\r\nTo: newcomer@example.com\r\n'));
+    assert.ok(mail, 'the confirmation email is in the outbox');
+    const link = (/(http:\/\/\S+\/join\/[a-z0-9]{24}\/)/.exec(mail) as RegExpExecArray)[1];
+    await p.page.goto(link);
+    await p.page.getByText('Email: newcomer@example.com').waitFor();
     await p.page.getByLabel('Full name').fill('New Comer');
     await p.page.getByLabel('Password').fill('a-long-enough-password');
     await screenshot(p.page, 'signup-form');

@@ -39,8 +39,14 @@ function csrfToken(): string {
   }
 }
 
+/** The page is being left (logging out, reloading): a 401 then must not start a second navigation. */
+let leaving = false;
+window.addEventListener('beforeunload', () => (leaving = true));
+window.addEventListener('pageshow', () => (leaving = false));
+
 /** Called when the session is gone (401): the app goes to the login page. */
 let onUnauthorized: () => void = () => {
+  if (leaving) return;
   window.location.assign('/login' + (window.location.hash ? `#${window.location.hash.slice(1)}` : ''));
 };
 export function setUnauthorizedHandler(fn: () => void): void {
