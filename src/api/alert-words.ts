@@ -1,10 +1,11 @@
 // Alert words: GET/POST/DELETE /users/me/alert_words; each answers with the whole list.
 import * as v from 'valibot';
-import { doAddAlertWords, doRemoveAlertWords, listAlertWords } from '../actions/alert-words';
+import { doAddAlertWords, doRemoveAlertWords, listAlertWords, MAX_ALERT_WORDS } from '../actions/alert-words';
 import { p } from '../http/params';
 import { route } from '../http/route';
 
-const words = p.json(v.array(v.string('{var_name} is not a string'), '{var_name} is not a list'));
+// A list longer than anyone may keep is refused before its items are read.
+const words = p.list(v.string('{var_name} is not a string'), { max: MAX_ALERT_WORDS });
 
 export const alertWordRoutes = [
   route({

@@ -47,6 +47,28 @@ describe('POST /users/me/alert_words', () => {
       err('alert_words[1] is too long (limit: 100 characters)'),
     );
   });
+
+  it('keeps at most 1000 alert words per user, and refuses longer lists before reading them', async () => {
+    const words = Array.from({ length: 1000 }, (_, i) => `word${i}`);
+    const full = await t.api(t.users.moderator, 'POST', '/users/me/alert_words', { alert_words: words });
+    assert.deepEqual(full.body, { ...SUCCESS, alert_words: [...words].sort() });
+    // A case duplicate adds nothing, so it still fits; a new word does not.
+    assert.deepEqual((await t.api(t.users.moderator, 'POST', '/users/me/alert_words', { alert_words: ['WORD7'] })).body, { ...SUCCESS, alert_words: [...words].sort() });
+    assert.deepEqual(
+      (await t.api(t.users.moderator, 'POST', '/users/me/alert_words', { alert_words: ['one more'] })).body,
+      err('You can have at most 1000 alert words.'),
+    );
+    // 1001 items are refused whatever they hold (here: not even strings).
+    assert.deepEqual(
+      (await t.api(t.users.moderator, 'POST', '/users/me/alert_words', { alert_words: Array(1001).fill(0) })).body,
+      err('alert_words is too long (limit: 1000 items)'),
+    );
+    assert.deepEqual(
+      (await t.api(t.users.moderator, 'DELETE', '/users/me/alert_words', { alert_words: Array(1001).fill('x') })).body,
+      err('alert_words is too long (limit: 1000 items)'),
+    );
+    assert.deepEqual((await t.api(t.users.moderator, 'DELETE', '/users/me/alert_words', { alert_words: words })).body, { ...SUCCESS, alert_words: [] });
+  });
 });
 
 describe('DELETE /users/me/alert_words', () => {
@@ -77,5 +99,31 @@ describe('has_alert_word at send', () => {
     const dm = await sendDirect(t, t.users.othello, [t.users.hamlet], 'ROME!');
     const dmGot = await t.api(t.users.hamlet, 'GET', '/messages', { anchor: dm, num_before: 0, num_after: 0, narrow: [] });
     assert.deepEqual(dmGot.body.messages[0].flags, ['has_alert_word']);
+  });
+
+  it('matches many words at once: words inside words, overlapping ones, several users, Zulip\'s boundaries', async () => {
+    const channel = await createChannel(t, t.users.owner, 'alerts-many', [t.users.admin, t.users.moderator, t.users.othello]);
+    await t.api(t.users.admin, 'POST', '/users/me/alert_words', { alert_words: ['sandcastle', 'sand castle', 'deploy'] });
+    await t.api(t.users.moderator, 'POST', '/users/me/alert_words', { alert_words: ['castle', 'and', 'Prod deployment', 'énorme'] });
+    const flags = async (content: string) => {
+      const id = await sendToChannel(t, t.users.othello, channel, 'many', content);
+      const get = async (u: TestUser) => (await t.api(u, 'GET', '/messages', { anchor: id, num_before: 0, num_after: 0, narrow: [] })).body.messages[0].flags;
+      return { admin: await get(t.users.admin), moderator: await get(t.users.moderator) };
+    };
+    const none = { admin: [], moderator: [] };
+    const both = { admin: ['has_alert_word'], moderator: ['has_alert_word'] };
+    // "castle" and "and" occur inside "sandcastle", not between boundaries; "sandcastle" does.
+    assert.deepEqual(await flags('a sandcastle!'), { admin: ['has_alert_word'], moderator: [] });
+    assert.deepEqual(await flags('A sand castle.'), both);
+    assert.deepEqual(await flags('the prod deployment; done'), { admin: [], moderator: ['has_alert_word'] });
+    assert.deepEqual(await flags('deploy: done'), { admin: ['has_alert_word'], moderator: [] });
+    assert.deepEqual(await flags('deployments and redeploy'), { admin: [], moderator: ['has_alert_word'] });
+    assert.deepEqual(await flags('très (énorme)'), { admin: [], moderator: ['has_alert_word'] });
+    assert.deepEqual(await flags('xcastle castlex _castle_ castle-'), none);
+    assert.deepEqual(await flags('>castle'), { admin: [], moderator: ['has_alert_word'] });
+    // A word changed after the automaton was built counts at the next message.
+    await t.api(t.users.moderator, 'DELETE', '/users/me/alert_words', { alert_words: ['castle', 'and', 'Prod deployment', 'énorme'] });
+    assert.deepEqual(await flags('A sand castle.'), { admin: ['has_alert_word'], moderator: [] });
+    await t.api(t.users.admin, 'DELETE', '/users/me/alert_words', { alert_words: ['sandcastle', 'sand castle', 'deploy'] });
   });
 });
