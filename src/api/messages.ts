@@ -219,7 +219,8 @@ export const messageRoutes = [
     method: 'POST',
     path: '/api/v1/messages/flags',
     auth: 'user',
-    params: { messages: p.json(v.array(zInt())), op: p.str(), flag: p.str() },
+    // Parley's bound (Zulip has none): as many ids as one GET /messages returns.
+    params: { messages: p.list(zInt(), { max: MAX_MESSAGES_PER_FETCH }), op: p.str(), flag: p.str() },
     handle({ app, user, params }) {
       // The action checks the flag, then the operation, as Zulip does.
       const { ignoredChannels } = doUpdateFlags(app, user, params.messages, params.flag, params.op);
@@ -256,7 +257,7 @@ export const messageRoutes = [
     method: 'GET',
     path: '/api/v1/messages/matches_narrow',
     auth: 'user',
-    params: { msg_ids: p.json(v.array(zInt())), narrow: p.json(v.array(v.unknown())) },
+    params: { msg_ids: p.list(zInt(), { max: MAX_MESSAGES_PER_FETCH }), narrow: p.json(v.array(v.unknown())) },
     handle({ app, user, params }) {
       return { messages: matchesNarrow(app, user, params.msg_ids, parseNarrow(params.narrow)) };
     },

@@ -5,6 +5,7 @@
 import * as v from 'valibot';
 import { errors } from '../http/errors';
 import { RESOLVED_TOPIC_PREFIX } from '../lib/messages';
+import { MAX_NARROW_TERMS } from '../lib/narrow';
 
 export interface NarrowTerm {
   operator: string;
@@ -12,20 +13,27 @@ export interface NarrowTerm {
   operand: string | number;
 }
 
-/** What `narrow` may look like on the wire: legacy [operator, operand] pairs or {operator, operand, negated}. */
-export const narrowSchema = v.array(
-  v.union(
-    [
-      v.pipe(v.tuple([v.string(), v.union([v.string(), v.number()])]), v.transform(([operator, operand]) => ({ operator, operand, negated: false }))),
-      v.object({
-        operator: v.string(),
-        operand: v.union([v.string(), v.number()]),
-        negated: v.optional(v.boolean(), false),
-      }),
-    ],
-    'Invalid {var_name}',
+/**
+ * What `narrow` may look like on the wire: legacy [operator, operand] pairs or {operator, operand,
+ * negated}; at most MAX_NARROW_TERMS of them, as for GET /messages (every message event is checked
+ * against every queue's narrow).
+ */
+export const narrowSchema = v.pipe(
+  v.array(
+    v.union(
+      [
+        v.pipe(v.tuple([v.string(), v.union([v.string(), v.number()])]), v.transform(([operator, operand]) => ({ operator, operand, negated: false }))),
+        v.object({
+          operator: v.string(),
+          operand: v.union([v.string(), v.number()]),
+          negated: v.optional(v.boolean(), false),
+        }),
+      ],
+      'Invalid {var_name}',
+    ),
+    '{var_name} is not a list',
   ),
-  '{var_name} is not a list',
+  v.maxLength(MAX_NARROW_TERMS, '{var_name} is too long (limit: {max_length} items)'),
 );
 
 const CHANNEL_OPERATORS = ['channel', 'stream'];

@@ -182,10 +182,46 @@ export function parseJson(raw: string): unknown {
 }
 
 function decodeJson(raw: string, name: string): unknown {
+  let value: unknown;
   try {
-    return parseJson(raw);
+    value = parseJson(raw);
   } catch {
     throw errors.badRequest('{var_name} is not valid JSON', { var_name: name });
+  }
+  checkJsonLists(value, name);
+  return value;
+}
+
+/**
+ * Longest list a JSON parameter may hold at any depth. Every handler does some work per item; without
+ * a bound a request body of 32 MB holds millions of ids and blocks the process for seconds. Routes
+ * whose items cost more set lower bounds (p.list); no client needs more than this in one request.
+ */
+export const MAX_JSON_LIST_ITEMS = 10_000;
+
+/** Refuses a decoded value holding a list longer than MAX_JSON_LIST_ITEMS, naming where it is. */
+function checkJsonLists(value: unknown, name: string): void {
+  if (value === null || typeof value !== 'object') return;
+  // Iterative (a deeply nested value must not overflow the stack); parents are kept to name the path.
+  const stack: { value: object; parent: number; key: string | number }[] = [{ value, parent: -1, key: '' }];
+  const push = (child: unknown, parent: number, key: string | number) => {
+    if (child !== null && typeof child === 'object') stack.push({ value: child, parent, key });
+  };
+  for (let i = 0; i < stack.length; i++) {
+    const node = stack[i].value;
+    if (!Array.isArray(node)) {
+      for (const [key, child] of Object.entries(node)) push(child, i, key);
+      continue;
+    }
+    if (node.length > MAX_JSON_LIST_ITEMS) {
+      let path = '';
+      for (let j = i; j > 0; j = stack[j].parent) {
+        const key = stack[j].key;
+        path = (typeof key === 'number' ? `[${key}]` : `[${JSON.stringify(key)}]`) + path;
+      }
+      checkListLength(node, name + path, MAX_JSON_LIST_ITEMS);
+    }
+    for (let k = 0; k < node.length; k++) push(node[k], i, k);
   }
 }
 
@@ -253,6 +289,7 @@ export const p = {
       } catch {
         return raw;
       }
+      checkJsonLists(decoded, name);
       return validate(v.union([schema, v.string()]), decoded, name);
     });
   },

@@ -6,6 +6,7 @@
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { errors, JsonableError } from '../http/errors';
+import { checkListLength } from '../http/params';
 import { getRealmById } from './realm';
 import { canAccessStreamHistory, findStreamById, findStreamByName, type StreamRow } from './streams';
 import { findUserByEmail, findUserById, isGuest, type UserRow } from './users';
@@ -80,6 +81,13 @@ function checkOperand(operator: string, operand: unknown): void {
 }
 
 /**
+ * Most terms in one narrow. Zulip has no limit; each term is a condition in one SQL statement, and
+ * SQLite refuses an expression tree deeper than 1000 (a 500 before this bound). Clients build narrows
+ * of a few terms; 100 leaves room for any hand-made search.
+ */
+export const MAX_NARROW_TERMS = 100;
+
+/**
  * Validates a decoded narrow (list of objects or pairs) into terms with canonical operator names.
  * Unknown operators pass: as in Zulip, they are BAD_NARROW when the narrow is built (narrowToSql),
  * after every element's shape and operand type were checked here.
@@ -87,6 +95,7 @@ function checkOperand(operator: string, operand: unknown): void {
 export function parseNarrow(raw: unknown, varName = 'narrow'): NarrowTerm[] {
   if (raw === null || raw === undefined) return [];
   if (!Array.isArray(raw)) throw errors.badRequest('{var_name} is not a list', { var_name: varName });
+  checkListLength(raw, varName, MAX_NARROW_TERMS);
   return raw.map((el, i) => {
     const bad = (why: string) => errors.badRequest('Invalid {var_name}[{i}]: Value error, {why}', { var_name: varName, i, why });
     let operator: unknown;

@@ -251,6 +251,18 @@ describe('POST /messages/flags', () => {
     const starred = await t.api(t.users.othello, 'GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [op('channel', plaza), op('is', 'starred')] });
     assert.deepEqual(starred.body.messages.map((x: { id: number; flags: string[] }) => [x.id, x.flags]), [[p[1], ['read', 'starred', 'historical']]]);
   });
+
+  it('takes at most 5000 message ids (as one GET /messages returns), refusing more before reading them', async () => {
+    const ids5000 = Array.from({ length: 5000 }, (_, i) => i + 1_000_000);
+    assert.deepEqual((await flags({ messages: ids5000, op: 'add', flag: 'read' })).body, { ...SUCCESS, messages: ids5000 });
+    assert.deepEqual((await flags({ messages: [...ids5000, 1], op: 'add', flag: 'read' })).body, err('messages is too long (limit: 5000 items)'));
+    // The length is checked before the items: a million ids are refused as quickly as 5001.
+    assert.deepEqual(
+      (await flags({ messages: Array.from({ length: 1_000_000 }, (_, i) => i), op: 'add', flag: 'read' })).body,
+      err('messages is too long (limit: 10000 items)'),
+    );
+    assert.deepEqual((await flags({ messages: Array(5001).fill('x'), op: 'add', flag: 'read' })).body, err('messages is too long (limit: 5000 items)'));
+  });
 });
 
 describe('POST /streams/{stream_id}/delete_topic', () => {

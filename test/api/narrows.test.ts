@@ -260,6 +260,36 @@ describe('narrow validation as Zulip\'s NarrowParameter and NarrowBuilder', () =
   });
 });
 
+describe('narrow length', () => {
+  // Zulip has no bound; past ~1000 terms SQLite refused the statement and Parley answered 500.
+  const tooLong = err('narrow is too long (limit: 100 items)');
+  const terms = (n: number) => Array.from({ length: n }, (_, i) => op('topic', `t${i}`, true));
+
+  it('takes 100 terms', async () => {
+    assert.deepEqual(await narrowed([op('channel', verona), ...terms(99)]), [m.fox, m.link, m.image, m.mention]);
+    const flagged = await t.api(t.users.hamlet, 'POST', '/messages/flags/narrow', { anchor: 'newest', num_before: 0, num_after: 0, narrow: terms(100), op: 'add', flag: 'read' });
+    assert.equal(flagged.status, 200, flagged.text);
+  });
+
+  it('answers more than 100 terms with a 400 on every endpoint that takes a narrow, never a 500', async () => {
+    for (const narrow of [terms(101), Array(1001).fill(['is', 'unread']), terms(1001)]) {
+      assert.deepEqual((await t.api(t.users.hamlet, 'GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow })).body, tooLong);
+      assert.deepEqual(
+        (await t.api(t.users.hamlet, 'POST', '/messages/flags/narrow', { anchor: 'newest', num_before: 1, num_after: 0, narrow, op: 'add', flag: 'read' })).body,
+        tooLong,
+      );
+      assert.deepEqual((await t.api(t.users.hamlet, 'GET', '/messages/matches_narrow', { msg_ids: [m.fox], narrow })).body, tooLong);
+    }
+    const events = await t.api(t.users.hamlet, 'POST', '/register', { narrow: Array(101).fill(['channel', 'verona']) });
+    assert.deepEqual(events.body, tooLong);
+  });
+
+  it('takes at most 5000 ids in matches_narrow', async () => {
+    const res = await t.api(t.users.hamlet, 'GET', '/messages/matches_narrow', { msg_ids: Array(5001).fill(m.fox), narrow: [] });
+    assert.deepEqual(res.body, err('msg_ids is too long (limit: 5000 items)'));
+  });
+});
+
 describe('shared channel history', () => {
   it('is:followed, like every is: term but is:resolved, reads only the messages the user received', async () => {
     const u = t.users;

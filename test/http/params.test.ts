@@ -160,6 +160,29 @@ describe('p.json', () => {
   });
 });
 
+describe('list bounds', () => {
+  const big = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => i));
+  it('p.list refuses more than max items before validating any', () => {
+    const ids = p.list(zInt(), { max: 3 });
+    assert.deepEqual(parse(ids, '[1,2,3]'), [1, 2, 3]);
+    throwsJsonable(() => parse(ids, '[1,2,3,4]', 'messages'), 'messages is too long (limit: 3 items)');
+    throwsJsonable(() => parse(ids, '["a","b","c","d"]', 'messages'), 'messages is too long (limit: 3 items)');
+    throwsJsonable(() => parse(ids, '["a"]', 'messages'), 'messages[0] is not an integer');
+    throwsJsonable(() => parse(ids, '{}', 'messages'), 'messages is not a list');
+  });
+
+  it('every JSON parameter refuses a list of more than 10000 items at any depth, naming where', () => {
+    assert.equal((parse(p.json(v.unknown()), big(10_000)) as number[]).length, 10_000);
+    throwsJsonable(() => parse(p.json(v.unknown()), big(10_001), 'to'), 'to is too long (limit: 10000 items)');
+    throwsJsonable(() => parse(p.json(v.unknown()), `[{"to":[1]},{"a":{"to":${big(10_001)}}}]`, 'drafts'), 'drafts[1]["a"]["to"] is too long (limit: 10000 items)');
+    throwsJsonable(() => parse(p.jsonOrStr(v.unknown()), big(10_001), 'to'), 'to is too long (limit: 10000 items)');
+    throwsJsonable(() => parse(p.int(), big(10_001), 'n'), 'n is too long (limit: 10000 items)');
+    // Nesting is walked without recursion: a deep value is no stack overflow (and no 500).
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    throwsJsonable(() => parse(p.json(zInt()), deep, 'n'), 'n is not an integer');
+  });
+});
+
 describe('p.jsonOrStr', () => {
   it('decodes JSON when it can and keeps the raw string otherwise', () => {
     const to = p.jsonOrStr(v.array(zInt()));
