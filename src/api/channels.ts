@@ -102,6 +102,12 @@ function channelSpecFrom(params: ChannelOptionValues): Omit<ChannelSpec, 'name' 
 }
 
 const principalsSchema = v.union([v.array(zStr()), v.array(zInt())], '{var_name} is not a list');
+/**
+ * Channels one request may subscribe to or leave. Zulip has no bound; each channel costs a few hundred
+ * microseconds (more when it is created), so a list of thousands blocked the process for seconds. 100
+ * is Zulip's MAX_BULK_NEW_SUBSCRIPTION_MESSAGES, the most a bulk subscription announces.
+ */
+const MAX_SUBSCRIPTIONS_PER_REQUEST = 100;
 
 export const channelRoutes = [
   route({
@@ -235,18 +241,17 @@ export const channelRoutes = [
     path: '/api/v1/users/me/subscriptions',
     auth: 'user',
     params: {
-      subscriptions: p.json(
-        v.array(
-          v.pipe(
-            v.looseObject({
-              name: zStr(),
-              description: v.optional(zStr({ max: 1024 })),
-              color: v.optional(zStr()),
-            }),
-            // Zulip's AddSubscriptionData validator names the item, not the field.
-            v.check((o) => o.color === undefined || HEX_COLOR.test(o.color), 'Invalid {var_name}: Value error, add.color is not a valid hex color code'),
-          ),
+      subscriptions: p.list(
+        v.pipe(
+          v.looseObject({
+            name: zStr(),
+            description: v.optional(zStr({ max: 1024 })),
+            color: v.optional(zStr()),
+          }),
+          // Zulip's AddSubscriptionData validator names the item, not the field.
+          v.check((o) => o.color === undefined || HEX_COLOR.test(o.color), 'Invalid {var_name}: Value error, add.color is not a valid hex color code'),
         ),
+        { max: MAX_SUBSCRIPTIONS_PER_REQUEST },
       ),
       principals: p.json(principalsSchema).optional(),
       authorization_errors_fatal: p.bool().default(true),
@@ -272,7 +277,7 @@ export const channelRoutes = [
     method: 'DELETE',
     path: '/api/v1/users/me/subscriptions',
     auth: 'user',
-    params: { subscriptions: p.json(v.array(zStr())), principals: p.json(principalsSchema).optional() },
+    params: { subscriptions: p.list(zStr(), { max: MAX_SUBSCRIPTIONS_PER_REQUEST }), principals: p.json(principalsSchema).optional() },
     handle({ app, user, params }) {
       return app.batch.write(() => {
         const principals = principalsOrCaller(app, user, params.principals as (string | number)[] | undefined);
@@ -285,14 +290,14 @@ export const channelRoutes = [
     path: '/api/v1/users/me/subscriptions/properties',
     auth: 'user',
     params: {
-      subscription_data: p.json(
-        v.array(
-          v.strictObject({
-            stream_id: zInt(),
-            property: zStr(),
-            value: v.union([zBool(), zStr()], '{var_name} is not a boolean or string'),
-          }),
-        ),
+      // Parley's bound (Zulip has none): ten properties for each of 100 channels.
+      subscription_data: p.list(
+        v.strictObject({
+          stream_id: zInt(),
+          property: zStr(),
+          value: v.union([zBool(), zStr()], '{var_name} is not a boolean or string'),
+        }),
+        { max: 1000 },
       ),
     },
     handle({ app, user, params }) {

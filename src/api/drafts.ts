@@ -33,7 +33,8 @@ export const draftRoutes: AnyRoute[] = [
     method: 'POST',
     path: '/api/v1/drafts',
     auth: 'user',
-    params: { drafts: p.json(v.array(draftSchema)).default([]) },
+    // As many as /register lists (Zulip's MAX_DRAFTS_IN_REGISTER_RESPONSE); Zulip has no bound here.
+    params: { drafts: p.list(draftSchema, { max: 1000 }).default([]) },
     handle({ app, user, params }) {
       return { ids: doCreateDrafts(app, user, params.drafts) };
     },

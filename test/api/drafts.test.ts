@@ -94,6 +94,15 @@ describe('POST /drafts', () => {
   });
 });
 
+describe('POST /drafts bounds', () => {
+  it('takes at most 1000 drafts per request (as many as /register lists)', async () => {
+    const draft = { type: '', to: [], topic: '', content: 'bulk', timestamp: 1_700_000_000 };
+    assert.deepEqual((await t.api(t.users.othello, 'POST', '/drafts', { drafts: Array(1001).fill(draft) })).body, err('drafts is too long (limit: 1000 items)'));
+    const ok = await t.api(t.users.othello, 'POST', '/drafts', { drafts: Array(1000).fill(draft) });
+    assert.equal(ok.body.ids.length, 1000);
+  });
+});
+
 describe('PATCH /drafts/{draft_id}', () => {
   it('replaces the draft and sends an update event', async () => {
     const u = t.users.admin;

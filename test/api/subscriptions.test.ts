@@ -365,6 +365,28 @@ describe('POST /users/me/subscriptions/properties', () => {
   });
 });
 
+describe('subscription list bounds', () => {
+  // Zulip has no bound; 10,000 channel names in one request blocked the process for seconds.
+  it('takes at most 100 channels to join or leave and 1000 property changes per request', async () => {
+    const names = (n: number) => Array.from({ length: n }, (_, i) => `bulk ${i}`);
+    assert.deepEqual(
+      (await t.api(t.users.hamlet, 'POST', '/users/me/subscriptions', { subscriptions: names(101).map((name) => ({ name })) })).body,
+      err('subscriptions is too long (limit: 100 items)'),
+    );
+    assert.deepEqual((await t.api(t.users.hamlet, 'DELETE', '/users/me/subscriptions', { subscriptions: names(101) })).body, err('subscriptions is too long (limit: 100 items)'));
+    const joined = await t.api(t.users.hamlet, 'POST', '/users/me/subscriptions', { subscriptions: names(100).map((name) => ({ name })) });
+    assert.equal(joined.status, 200, joined.text);
+    assert.equal(joined.body.subscribed[t.users.hamlet.id].length, 100);
+    const left = await t.api(t.users.hamlet, 'DELETE', '/users/me/subscriptions', { subscriptions: names(100) });
+    assert.deepEqual(left.body, { ...SUCCESS, removed: names(100), not_removed: [] });
+    const change = { stream_id: 1, property: 'color', value: '#ffffff' };
+    assert.deepEqual(
+      (await t.api(t.users.hamlet, 'POST', '/users/me/subscriptions/properties', { subscription_data: Array(1001).fill(change) })).body,
+      err('subscription_data is too long (limit: 1000 items)'),
+    );
+  });
+});
+
 describe('POST and PATCH /users/me/subscriptions/{stream_id}', () => {
   it('changes one property (booleans JSON-encoded, color raw)', async () => {
     const u = t.users;

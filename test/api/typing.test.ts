@@ -49,6 +49,11 @@ describe('POST /typing', () => {
     }
   });
 
+  it('direct: takes at most 1000 recipients (Parley\'s bound: each is looked up and notified)', async () => {
+    assert.deepEqual((await typing(t.users.hamlet, { op: 'start', to: Array(1001).fill(t.users.othello.id) })).body, err('to is too long (limit: 1000 items)'));
+    assert.deepEqual((await typing(t.users.hamlet, { op: 'start', to: Array(1000).fill(t.users.othello.id) })).body, SUCCESS);
+  });
+
   it('channel: only subscribers with the capability and the setting get it, with stream_id and topic', async () => {
     const { hamlet, othello, moderator, guest, admin } = t.users;
     const sid = await createChannel(t, hamlet, 'typing room', [hamlet, othello, moderator, admin]);
