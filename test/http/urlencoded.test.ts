@@ -48,7 +48,7 @@ describe('parseUrlencoded', () => {
     });
   }
 
-  for (const text of ['a=%FF', 'a=%C3%28', 'a=%C0%AF', 'a=%ED%A0%80', 'a=%F0%9F%98', '%FF=1']) {
+  for (const text of ['a=%FF', 'a=%C3%28', 'a=%C0%AF', 'a=%ED%A0%80', 'a=%F0%9F%98', '%FF=1', 'a=%F4%90%80%80', 'a=%E0%80%80', 'a=%80']) {
     it(`refuses invalid UTF-8 in ${JSON.stringify(text)}`, () => {
       assert.throws(() => parseUrlencoded(text), badRequest('Invalid UTF-8 in request'));
     });
