@@ -99,6 +99,8 @@ interface Env {
   mentionedGroupIds: Set<number>;
   wildcardChannel: boolean;
   wildcardTopic: boolean;
+  /** What is left of MAX_TEX_COST_PER_MESSAGE for this message. */
+  texBudget: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -660,22 +662,54 @@ function tex(state: StateInline, silent: boolean): boolean {
     state.pos = end;
     return true;
   }
-  const rendered = renderTex(m[1]!, false);
+  const rendered = renderTex(m[1]!, false, state.env as Env);
   pushHtml(state, rendered ?? `<span class="tex-error">${escapeText(m[0])}</span>`, end);
   return true;
 }
 
-function renderTex(body: string, displayMode: boolean): string | null {
+/**
+ * KaTeX work one message may cause, in units of TeX source: a code unit is 1; '&' (a matrix cell), a
+ * backslash (a command) or a non-ASCII character (an accented or unknown glyph: the costly ones) is 5.
+ * The worst shapes take about 3 µs of CPU per unit (bench/security-bounds.ts), so a message's math
+ * renders in ~15 ms; unbounded, a 10,000-column matrix took a second. Math past the budget is shown as
+ * its source, as Zulip shows math its KaTeX service did not render within its 0.5 s timeout.
+ */
+export const MAX_TEX_COST_PER_MESSAGE = 5000;
+
+// Macro definitions: a short source can expand to unbounded work (KaTeX's maxExpand counts
+// expansions, not what they produce: 2 KB of \def took 40 s and 230 MB). Such math is shown as source.
+const TEX_MACRO_DEFINITION = /\\(?:[gex]?def|let|futurelet|global|(?:re)?newcommand|providecommand)(?![a-zA-Z])/;
+
+/** The cost of rendering `body` in budget units (see MAX_TEX_COST_PER_MESSAGE). */
+export function texCost(body: string): number {
+  let cost = body.length;
+  for (let i = 0; i < body.length; i++) {
+    const c = body.charCodeAt(i);
+    if (c === 0x26 /* & */ || c === 0x5c /* \ */ || c > 0x7f) cost += 4;
+  }
+  return cost;
+}
+
+function renderTex(body: string, displayMode: boolean, env: Env): string | null {
+  const cost = texCost(body);
+  if (cost > env.texBudget || TEX_MACRO_DEFINITION.test(body)) return null;
+  env.texBudget -= cost;
+  // KaTeX warns on the console for each character it has no metrics for (emoji, CJK): thousands of
+  // lines for one message. Rendering is synchronous, so the console is quiet only for this call.
+  const warn = console.warn;
+  console.warn = () => undefined;
   try {
     return loadKatex().renderToString(body, { displayMode, throwOnError: true, strict: 'ignore', trust: false, output: 'htmlAndMathml' });
   } catch {
     return null;
+  } finally {
+    console.warn = warn;
   }
 }
 
 // A ```math block: each paragraph rendered in display mode; Zulip puts the lot in one <p>.
-function mathBlockHtml(text: string): string {
-  const parts = text.split('\n\n').map((p) => renderTex(p, true) ?? `<span class="tex-error">${escapeCode(p).replace(/&#39;/g, '&#x27;')}</span>`);
+function mathBlockHtml(text: string, env: Env): string {
+  const parts = text.split('\n\n').map((p) => renderTex(p, true, env) ?? `<span class="tex-error">${escapeCode(p).replace(/&#39;/g, '&#x27;')}</span>`);
   return `<p>${parts.join('\n\n')}</p>\n`;
 }
 
@@ -1188,8 +1222,8 @@ function buildMarkdownIt(): MarkdownIt {
   r['text'] = (tokens, idx) => escapeText(tokens[idx]!.content);
   r['code_inline'] = (tokens, idx) => `<code>${escapeText(tokens[idx]!.content)}</code>`;
   r['zulip_html'] = (tokens, idx) => tokens[idx]!.content;
-  r['zulip_code'] = (tokens, idx) =>
-    tokens[idx]!.info === 'math' ? mathBlockHtml(tokens[idx]!.content) : codeBlockHtml(tokens[idx]!.content, tokens[idx]!.info || null);
+  r['zulip_code'] = (tokens, idx, _options, env: Env) =>
+    tokens[idx]!.info === 'math' ? mathBlockHtml(tokens[idx]!.content, env) : codeBlockHtml(tokens[idx]!.content, tokens[idx]!.info || null);
   r['code_block'] = (tokens, idx) => codeBlockHtml(tokens[idx]!.content.replace(/^\n+|\n+$/g, ''), null);
   r['spoiler_open'] = () => '<div class="spoiler-block"><div class="spoiler-header">\n';
   r['spoiler_content'] = () => '</div><div class="spoiler-content" aria-hidden="true">\n';
@@ -1391,6 +1425,7 @@ export function renderMarkdown(content: string, ctx: RenderContext): RenderResul
     mentionedGroupIds: result.mentionedGroupIds,
     wildcardChannel: false,
     wildcardTopic: false,
+    texBudget: MAX_TEX_COST_PER_MESSAGE,
   };
   try {
     env.linkifiers = linkifiersFor(ctx);

@@ -540,4 +540,34 @@ describe('POST /messages/render', () => {
     assert.ok(res.body.rendered.includes('<strong>bold</strong>'));
     assert.ok(!res.body.rendered.includes('<script>'));
   });
+
+  // Rendering work is bounded per message (MAX_TEX_COST_PER_MESSAGE in src/lib/markdown.ts): math past
+  // the budget, or math that defines macros, is shown as its source, as Zulip shows math its KaTeX
+  // service did not render.
+  const render = async (content: string) => (await t.api(t.users.hamlet, 'POST', '/messages/render', { content })).body;
+  const source = (tex: string) => ({ ...SUCCESS, rendered: `<p><span class="tex-error">${tex.replace(/&/g, '&amp;')}</span></p>` });
+  // Cost: 1 per character, 5 per '&', backslash or non-ASCII character; 34 + 5 × cells for this one.
+  const matrix = (cells: number) => `$$\\begin{matrix}${'&'.repeat(cells)}\\end{matrix}$$`;
+
+  it('renders math up to the budget and shows the rest as source', async () => {
+    assert.ok((await render(matrix(993))).rendered.startsWith('<p><span class="katex">'), 'cost 4999 renders');
+    assert.deepEqual(await render(matrix(994)), source(matrix(994)));
+    // The budget is the message's: after a 4999 expression, one of cost 2 is source, one of cost 1 renders.
+    const both = (await render(`${matrix(993)} $$xy$$ $$z$$`)).rendered as string;
+    assert.ok(both.includes('<span class="tex-error">$$xy$$</span> <span class="katex">'), both.slice(-300));
+    // The review's matrix as wide as a message allows (a second of KaTeX, 5.7 MB of HTML) costs nothing to show.
+    const wide = await render(matrix(9_950));
+    assert.ok(wide.rendered === source(matrix(9_950)).rendered, String(wide.rendered).slice(0, 80));
+    const block = '```math\n\\begin{matrix}' + '&'.repeat(2000) + '\\end{matrix}\n```';
+    assert.deepEqual(await render(block), source('\\begin{matrix}' + '&'.repeat(2000) + '\\end{matrix}'));
+  });
+
+  it('shows math that defines macros as its source (a short definition can expand to unbounded work)', async () => {
+    for (const tex of ['$$\\def\\a{xx}\\a\\a$$', '$$\\gdef\\b{y}\\b$$', '$$\\newcommand{\\c}{z}\\c$$', '$$\\let\\d=x \\d$$']) {
+      assert.deepEqual(await render(tex), source(tex));
+    }
+    assert.deepEqual(await render('```math\n\\renewcommand{\\e}{f}\\e\n```'), source('\\renewcommand{\\e}{f}\\e'));
+    // A command that merely starts like one is math as usual.
+    assert.ok((await render('$$\\definecolor$$ $$\\lettrine$$ $$\\delta$$')).rendered.includes('<span class="katex">'));
+  });
 });
