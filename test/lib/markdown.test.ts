@@ -4,7 +4,7 @@
 // then Zulip's mention/link syntax, XSS, linkifiers, the result flags, and fuzzing.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { expandUriTemplate, MAX_RENDER_INPUT, renderMarkdown, sanitizeUrl, topicLinks, type RenderContext } from '../../src/lib/markdown';
+import { expandUriTemplate, MAX_RENDER_INPUT, MAX_RENDER_OUTPUT, MAX_TEX_COST_PER_MESSAGE, renderMarkdown, sanitizeUrl, topicLinks, type RenderContext } from '../../src/lib/markdown';
 
 const USERS = [
   { id: 12, full_name: 'King Hamlet' },
@@ -619,12 +619,16 @@ describe('renderMarkdown: robustness', () => {
     const r = renderMarkdown('@**King Hamlet**', context({ userByName: () => { throw new Error('db down'); } }));
     assert.equal(r.html, '<p>@**King Hamlet**</p>');
   });
-  it('falls back to plain text when the HTML would be huge', () => {
+  it('keeps the HTML small: math past the message\'s KaTeX budget stays source', () => {
+    // 660 of these made 1.4 MB of HTML (past MAX_RENDER_OUTPUT, so the message fell back to plain
+    // text); each costs 14 of the 5000 budget units, so 357 render and the rest show their source.
     const errors: unknown[] = [];
     const input = ' $$\\sqrt{x^2}$$'.repeat(660);
     const r = renderMarkdown(input, context({ onError: (e) => errors.push(e) }));
-    assert.ok(r.html === `<p>${input.trim()}</p>`, `got ${r.html.length} characters`);
-    assert.equal(errors.length, 1);
+    assert.equal(errors.length, 0);
+    assert.equal(r.html.split('<span class="katex">').length - 1, Math.floor(MAX_TEX_COST_PER_MESSAGE / 14));
+    assert.equal(r.html.split('<span class="tex-error">$$\\sqrt{x^2}$$</span>').length - 1, 660 - Math.floor(MAX_TEX_COST_PER_MESSAGE / 14));
+    assert.ok(r.html.length < MAX_RENDER_OUTPUT, `got ${r.html.length} characters`);
   });
   it('cuts input at MAX_RENDER_INPUT characters', () => {
     assert.equal(html('a'.repeat(MAX_RENDER_INPUT + 50)), `<p>${'a'.repeat(MAX_RENDER_INPUT)}</p>`);
