@@ -8,25 +8,12 @@ import { getRealmById } from '../lib/realm';
 import { BOT_TYPE, ROLE, ROLES } from '../lib/roles';
 import { newApiKey } from '../lib/secrets';
 import { accessStreamByName } from '../lib/streams';
-import { avatarUrl, canAdminUser, findUserByDeliveryEmail, findUserById, isAdmin, isBot, isOwner, type UserRow } from '../lib/users';
+import { avatarUrl, botAudience, canAdminUser, findUserByDeliveryEmail, findUserById, isAdmin, isBot, isOwner, type UserRow } from '../lib/users';
 import { checkFullName, isValidEmail } from '../lib/validate';
 import { requireMemberOrAdmin } from './user-groups';
-import { activeUserIds, doCreateUser } from './users';
+import { activeUserIds, deactivateAccount, doCreateUser } from './users';
 
 const SERVICE_INTERFACES = [1, 2]; // Zulip's Service.GENERIC, Service.SLACK
-
-/** Active administrators plus the bot's owner: who hears realm_bot events about it. */
-export function botAudience(app: App, bot: UserRow): number[] {
-  const admins = (
-    stmt(app.db, 'SELECT id FROM user WHERE realm_id = ? AND is_active = 1 AND role <= 200 AND bot_type IS NULL').all(bot.realm_id) as { id: number }[]
-  ).map((r) => r.id);
-  const ids = new Set(admins);
-  if (bot.bot_owner_id !== null) {
-    const owner = findUserById(app.db, bot.realm_id, bot.bot_owner_id);
-    if (owner?.is_active) ids.add(owner.id);
-  }
-  return [...ids].sort((a, b) => a - b);
-}
 
 function streamName(app: App, id: unknown): string | null {
   if (typeof id !== 'number') return null;
@@ -184,7 +171,7 @@ export function doCreateBot(app: App, user: UserRow, spec: NewBot): Record<strin
     }
     const bot = findUserById(app.db, user.realm_id, created.userId) as UserRow;
     const dict = formatRealmBot(app, bot);
-    app.batch.onCommit(() => app.events.send({ type: 'realm_bot', op: 'add', bot: dict }, botAudience(app, bot)));
+    app.batch.onCommit(() => app.events.send({ type: 'realm_bot', op: 'add', bot: dict }, botAudience(app.db, bot)));
     return {
       user_id: bot.id,
       api_key: bot.api_key,
@@ -221,7 +208,7 @@ export function doUpdateBot(app: App, user: UserRow, botId: number, change: BotC
     const bot = accessBotById(app, user, botId);
     const everyone = () => activeUserIds(app, bot.realm_id);
     const botUpdate = (data: Record<string, unknown>) =>
-      app.batch.onCommit(() => app.events.send({ type: 'realm_bot', op: 'update', bot: { user_id: bot.id, ...data } }, botAudience(app, current())));
+      app.batch.onCommit(() => app.events.send({ type: 'realm_bot', op: 'update', bot: { user_id: bot.id, ...data } }, botAudience(app.db, current())));
     const current = () => findUserById(app.db, bot.realm_id, bot.id) as UserRow;
     if (change.fullName !== undefined && change.fullName.trim() !== '' && change.fullName !== bot.full_name) {
       const name = checkFullName(change.fullName);
@@ -246,7 +233,7 @@ export function doUpdateBot(app: App, user: UserRow, botId: number, change: BotC
       stmt(app.db, 'UPDATE user SET bot_owner_id = ? WHERE id = ?').run(owner.id, bot.id);
       app.batch.onCommit(() => {
         // The previous owner (unless an administrator) loses sight of the bot; the new one gains it.
-        const admins = new Set(botAudience(app, { ...current(), bot_owner_id: null }));
+        const admins = new Set(botAudience(app.db, { ...current(), bot_owner_id: null }));
         if (previous !== null && !admins.has(previous)) {
           app.events.send({ type: 'realm_bot', op: 'delete', bot: { user_id: bot.id } }, [previous]);
         }
@@ -301,11 +288,7 @@ export function doDeactivateBot(app: App, user: UserRow, botId: number): void {
   app.batch.write(() => {
     const bot = accessBotById(app, user, botId);
     if (!bot.is_active) throw errors.badRequest('User is deactivated');
-    stmt(app.db, 'UPDATE user SET is_active = 0 WHERE id = ?').run(bot.id);
-    app.batch.onCommit(() => {
-      app.events.send({ type: 'realm_user', op: 'update', person: { user_id: bot.id, is_active: false } }, activeUserIds(app, bot.realm_id));
-      app.events.send({ type: 'realm_bot', op: 'update', bot: { user_id: bot.id, is_active: false } }, botAudience(app, bot));
-    });
+    deactivateAccount(app, bot);
   });
 }
 
@@ -315,7 +298,7 @@ export function doRegenerateBotApiKey(app: App, user: UserRow, botId: number): s
     const bot = accessBotById(app, user, botId);
     const key = newApiKey();
     stmt(app.db, 'UPDATE user SET api_key = ? WHERE id = ?').run(key, bot.id);
-    app.batch.onCommit(() => app.events.send({ type: 'realm_bot', op: 'update', bot: { user_id: bot.id, api_key: key } }, botAudience(app, bot)));
+    app.batch.onCommit(() => app.events.send({ type: 'realm_bot', op: 'update', bot: { user_id: bot.id, api_key: key } }, botAudience(app.db, bot)));
     return key;
   });
 }

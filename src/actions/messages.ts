@@ -33,7 +33,7 @@ import {
   subscriberIds,
   type StreamRow,
 } from '../lib/streams';
-import { findUserByEmail, findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
+import { activeBotOwnerId, findUserByEmail, findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
 import { sendTimeFlags } from './alert-words';
 import { queueMessagePush } from './push';
 import { checkStreamName, streamViewers } from './streams';
@@ -91,12 +91,13 @@ function channelForSend(app: App, sender: UserRow, to: Extract<Addressee, { kind
 
 /**
  * Zulip's check_for_can_create_topic_group_violation, for sends and moves: starting a topic needs
- * can_create_topic_group, and a bot may do what its owner may. The group (cached) is asked first, so
- * the usual send never looks for the topic.
+ * can_create_topic_group, and a bot may do what its owner may (while the owner is active). The group
+ * (cached) is asked first, so the usual send never looks for the topic.
  */
 export function checkCanCreateTopic(app: App, user: UserRow, s: StreamRow, topic: string): void {
   if (isUserInGroup(app.db, user.id, s.can_create_topic_group)) return;
-  if (isBot(user) && user.bot_owner_id !== null && isUserInGroup(app.db, user.bot_owner_id, s.can_create_topic_group)) return;
+  const owner = activeBotOwnerId(app.db, user);
+  if (owner !== null && isUserInGroup(app.db, owner, s.can_create_topic_group)) return;
   if (topicHasMessages(app.db, s.id, topic)) return;
   throw errors.badRequest('You do not have permission to create new topics in this channel.');
 }
@@ -104,11 +105,13 @@ export function checkCanCreateTopic(app: App, user: UserRow, s: StreamRow, topic
 /**
  * Whether the sender may post to channel `s`, as Zulip's access_stream_for_send_message: the
  * channel's can_send_message_group (a bot may use its owner's membership), then access: not archived,
- * and web-public, public to a non-guest, subscribed, or a bot whose owner is subscribed.
+ * and web-public, public to a non-guest, subscribed, or a bot whose owner is subscribed. A bot borrows
+ * only an active owner's access (activeBotOwnerId).
  */
 export function checkCanSendToChannel(app: App, sender: UserRow, s: StreamRow): void {
   const mayPost = (userId: number) => isUserInGroup(app.db, userId, s.can_send_message_group);
-  if (!mayPost(sender.id) && !(isBot(sender) && sender.bot_owner_id !== null && mayPost(sender.bot_owner_id))) {
+  const owner = activeBotOwnerId(app.db, sender);
+  if (!mayPost(sender.id) && !(owner !== null && mayPost(owner))) {
     throw errors.badRequest('You do not have permission to post in this channel.');
   }
   const denied = () => errors.badRequest("Not authorized to send to channel '{channel_name}'", { channel_name: s.name });
@@ -117,7 +120,7 @@ export function checkCanSendToChannel(app: App, sender: UserRow, s: StreamRow): 
   if (!s.invite_only && !isGuest(sender)) return;
   if (isSubscribed(app.db, sender.id, s.id)) return;
   // Bots can send to any channel their owner can.
-  if (isBot(sender) && sender.bot_owner_id !== null && isSubscribed(app.db, sender.bot_owner_id, s.id)) return;
+  if (owner !== null && isSubscribed(app.db, owner, s.id)) return;
   throw denied();
 }
 

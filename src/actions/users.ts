@@ -9,10 +9,12 @@ import { hashPassword, newApiKey } from '../lib/secrets';
 import {
   accessUserById,
   activeOwnerIds,
+  botAudience,
   findUserByDeliveryEmail,
   findUserById,
   formatUser,
   isAdmin,
+  isBot,
   isOwner,
   type UserRow,
 } from '../lib/users';
@@ -127,7 +129,7 @@ export function doDeactivateUser(app: App, acting: UserRow, targetId: number): v
       // DELETE /users/me uses CANNOT_DEACTIVATE_LAST_USER with is_last_owner and entity.
       throw errors.badRequest('Cannot deactivate the only organization owner');
     }
-    setActive(app, target, false);
+    deactivateAccount(app, target);
   });
 }
 
@@ -137,7 +139,7 @@ export function doDeactivateOwnUser(app: App, user: UserRow): void {
     const active = stmt(app.db, 'SELECT count(*) AS n FROM user WHERE realm_id = ? AND is_active = 1').get(user.realm_id) as { n: number };
     if (active.n === 1) throw errors.cannotDeactivateLast('user', false);
     if (isOwner(user) && activeOwnerIds(app.db, user.realm_id).length <= 1) throw errors.cannotDeactivateLast('organization owner', true);
-    setActive(app, user, false);
+    deactivateAccount(app, user);
   });
 }
 
@@ -149,6 +151,27 @@ export function doReactivateUser(app: App, acting: UserRow, targetId: number): v
     if (target.is_active) throw errors.badRequest('User is already active');
     setActive(app, target, true);
   });
+}
+
+/**
+ * Deactivates an account inside the caller's write. A person's active bots go first, as in Zulip's
+ * do_deactivate_user: a bot must not keep acting (and reaching its owner's private channels) once its
+ * owner is gone; reactivating the person does not bring them back. Bots' owners and administrators
+ * also hear a realm_bot update.
+ */
+export function deactivateAccount(app: App, target: UserRow): void {
+  if (!isBot(target)) {
+    const bots = stmt(app.db, 'SELECT * FROM user WHERE realm_id = ? AND bot_owner_id = ? AND bot_type IS NOT NULL AND is_active = 1 ORDER BY id').all(
+      target.realm_id,
+      target.id,
+    ) as UserRow[];
+    for (const bot of bots) deactivateAccount(app, bot);
+  }
+  setActive(app, target, false);
+  if (isBot(target)) {
+    // The audience is taken at commit: a bot deactivated with its owner is reported to administrators only.
+    app.batch.onCommit(() => app.events.send({ type: 'realm_bot', op: 'update', bot: { user_id: target.id, is_active: false } }, botAudience(app.db, target)));
+  }
 }
 
 function setActive(app: App, target: UserRow, active: boolean): void {

@@ -5,7 +5,7 @@ import { stmt } from '../db/stmt';
 import { watchedCache, watchTable } from '../db/watch';
 import { errors } from '../http/errors';
 import { groupSettingForApi, isUserInGroup } from './groups';
-import { isAdmin, isBot, isGuest, type UserRow } from './users';
+import { activeBotOwnerId, isAdmin, isGuest, type UserRow } from './users';
 import type { RealmRow } from './realm';
 
 export interface StreamRow {
@@ -267,7 +267,7 @@ export interface StreamListOptions {
 /**
  * GET /streams (Zulip's get_streams_for_user and do_get_streams): include_all is every channel the
  * user may see; otherwise the union of the sources asked for (subscribed, public, web-public,
- * content access, and for a bot its owner's subscriptions). Sorted by name.
+ * content access, and for a bot its active owner's subscriptions). Sorted by name.
  */
 export function listStreams(db: Db, user: UserRow, opts: StreamListOptions): StreamRow[] {
   const all = (stmt(db, 'SELECT * FROM stream WHERE realm_id = ? ORDER BY id').all(user.realm_id) as StreamRow[]).filter(
@@ -282,7 +282,8 @@ export function listStreams(db: Db, user: UserRow, opts: StreamListOptions): Str
     // Guests never get the public channels as such (Zulip's can_access_public_streams).
     const includePublic = opts.includePublic && !isGuest(user);
     const mine = opts.includeSubscribed && !opts.includeCanAccessContent ? subscribedTo(user.id) : new Set<number>();
-    const owners = opts.includeOwnerSubscribed && isBot(user) && user.bot_owner_id !== null ? subscribedTo(user.bot_owner_id) : new Set<number>();
+    const owner = opts.includeOwnerSubscribed ? activeBotOwnerId(db, user) : null;
+    const owners = owner !== null ? subscribedTo(owner) : new Set<number>();
     rows = all.filter((s) => {
       if (opts.includeCanAccessContent) {
         if (canAccessStreamContent(db, user, s)) return true;

@@ -79,6 +79,29 @@ export function canAdminUser(actor: UserRow, target: UserRow): boolean {
 }
 
 /**
+ * The owner a bot borrows channel access from (its owner's subscriptions and group memberships), or
+ * null: for humans, ownerless bots, and bots whose owner is deactivated. Deactivating a person
+ * deactivates their bots; this keeps a bot reactivated afterwards from reaching its former owner's
+ * private channels.
+ */
+export function activeBotOwnerId(db: Db, u: UserRow): number | null {
+  if (u.bot_type === null || u.bot_owner_id === null) return null;
+  const owner = stmt(db, 'SELECT is_active FROM user WHERE id = ? AND realm_id = ?').get(u.bot_owner_id, u.realm_id) as { is_active: number } | undefined;
+  return owner?.is_active ? u.bot_owner_id : null;
+}
+
+/** Active administrators plus the bot's owner while active: who hears realm_bot events about it (Zulip's bot_owner_user_ids). */
+export function botAudience(db: Db, bot: UserRow): number[] {
+  const admins = (
+    stmt(db, 'SELECT id FROM user WHERE realm_id = ? AND is_active = 1 AND role <= 200 AND bot_type IS NULL').all(bot.realm_id) as { id: number }[]
+  ).map((r) => r.id);
+  const ids = new Set(admins);
+  const owner = activeBotOwnerId(db, bot);
+  if (owner !== null) ids.add(owner);
+  return [...ids].sort((a, b) => a - b);
+}
+
+/**
  * Zulip's access_user_by_id: the target user or the error Zulip gives. Missing users and users of other
  * organizations are the same "No such user".
  */

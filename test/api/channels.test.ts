@@ -794,6 +794,25 @@ describe('GET /streams: sources and flags', () => {
     // Not for humans.
     assert.ok(!(await list(u.othello, { include_owner_subscribed: true })).some((s) => s.stream_id === priv));
   });
+
+  it("include_owner_subscribed follows the owner's current state: nothing once the owner is deactivated", async () => {
+    const made = await t.api(t.users.admin, 'POST', '/users', { email: 'dana@example.com', password: 'dana-password-1', full_name: 'Dana' });
+    assert.equal(made.status, 200, made.text);
+    const key = await t.api(null, 'POST', '/fetch_api_key', { username: 'dana@example.com', password: 'dana-password-1' });
+    const dana = { id: made.body.user_id, email: 'dana@example.com', apiKey: key.body.api_key, password: '', fullName: 'Dana' };
+    const created = await t.api(dana, 'POST', '/bots', { full_name: 'Dana Bot', short_name: 'dana' });
+    assert.equal(created.status, 200, created.text);
+    const bot = { id: created.body.user_id, email: 'dana-bot@example.com', apiKey: created.body.api_key, password: '', fullName: 'Dana Bot' };
+    const priv = await createChannel(t, dana, 'dana-private', [dana], { invite_only: true });
+    const ownersOnly = { include_public: false, include_subscribed: false, include_owner_subscribed: true };
+    const res = await t.api(bot, 'GET', '/streams', ownersOnly);
+    assert.deepEqual({ ...res.body, streams: res.body.streams.map((s: { stream_id: number }) => s.stream_id) }, { ...SUCCESS, streams: [priv] });
+
+    // Dana leaves (her bot with her); an administrator brings the bot back without her.
+    assert.equal((await t.api(t.users.admin, 'DELETE', `/users/${dana.id}`)).status, 200);
+    assert.equal((await t.api(t.users.admin, 'POST', `/users/${bot.id}/reactivate`)).status, 200);
+    assert.deepEqual((await t.api(bot, 'GET', '/streams', ownersOnly)).body, { ...SUCCESS, streams: [] });
+  });
 });
 
 describe('channel folders: archiving and update events', () => {

@@ -109,6 +109,37 @@ describe('POST /messages access', () => {
     // An existing topic takes anyone who may post.
     assert.equal((await send(t.users.othello, { type: 'channel', to: c, topic: 'started by a bot' })).status, 200);
   });
+
+  it("a bot borrows only an active owner's access: reactivated without its owner, it reaches nothing of theirs", async () => {
+    // Carol, a member whose bot posts to her private channel and starts topics where only she may.
+    const made = await t.api(t.users.admin, 'POST', '/users', { email: 'carol@example.com', password: 'carol-password-1', full_name: 'Carol' });
+    assert.equal(made.status, 200, made.text);
+    const key = await t.api(null, 'POST', '/fetch_api_key', { username: 'carol@example.com', password: 'carol-password-1' });
+    const carol: TestUser = { id: made.body.user_id, email: 'carol@example.com', apiKey: key.body.api_key, password: '', fullName: 'Carol' };
+    const created = await t.api(carol, 'POST', '/bots', { full_name: 'Carol Bot', short_name: 'carol' });
+    assert.equal(created.status, 200, created.text);
+    const bot: TestUser = { id: created.body.user_id, email: 'carol-bot@example.com', apiKey: created.body.api_key, password: '', fullName: 'Carol Bot' };
+    const priv = await createChannel(t, carol, 'send-carol-private', [carol], { invite_only: true });
+    const topics = await createChannel(t, carol, 'send-carol-topics', [carol, t.users.othello], {
+      can_create_topic_group: { direct_members: [carol.id], direct_subgroups: [] },
+    });
+    const announce = await createChannel(t, carol, 'send-carol-announce', [carol], {
+      can_send_message_group: { direct_members: [carol.id], direct_subgroups: [] },
+    });
+    assert.equal((await send(bot, { type: 'channel', to: priv, topic: 't' })).status, 200);
+    assert.equal((await send(bot, { type: 'channel', to: topics, topic: 'by the bot' })).status, 200);
+    assert.equal((await send(bot, { type: 'channel', to: announce, topic: 't' })).status, 200);
+
+    // Carol leaves (her bot with her); an administrator brings the bot back, but not Carol.
+    assert.equal((await t.api(t.users.admin, 'DELETE', `/users/${carol.id}`)).status, 200);
+    assert.equal((await t.api(t.users.admin, 'POST', `/users/${bot.id}/reactivate`)).status, 200);
+    assert.deepEqual((await send(bot, { type: 'channel', to: priv, topic: 't' })).body, err("Not authorized to send to channel 'send-carol-private'"));
+    assert.deepEqual(
+      (await send(bot, { type: 'channel', to: topics, topic: 'another' })).body,
+      err('You do not have permission to create new topics in this channel.'),
+    );
+    assert.deepEqual((await send(bot, { type: 'channel', to: announce, topic: 't' })).body, err('You do not have permission to post in this channel.'));
+  });
 });
 
 describe('POST /messages direct-message permissions', () => {

@@ -69,6 +69,20 @@ describe('DELETE /users/me', () => {
     assert.equal((await t.api(t.users.hamlet, 'GET', `/users/${t.users.othello.id}/channels`)).status, 200);
   });
 
+  it("deactivates the caller's bots with them", async () => {
+    const created = await t.api(t.users.moderator, 'POST', '/bots', { full_name: 'Shiva Bot', short_name: 'shiva' });
+    assert.equal(created.status, 200, created.text);
+    const bot: TestUser = { id: created.body.user_id, email: 'shiva-bot@example.com', apiKey: created.body.api_key, password: '', fullName: 'Shiva Bot' };
+    const q = await queue(t.users.hamlet, ['realm_user']);
+    assert.deepEqual((await t.api(t.users.moderator, 'DELETE', '/users/me')).body, SUCCESS);
+    assert.deepEqual(await events(t.users.hamlet, q), [
+      { type: 'realm_user', op: 'update', person: { user_id: bot.id, is_active: false } },
+      { type: 'realm_user', op: 'update', person: { user_id: t.users.moderator.id, is_active: false } },
+    ]);
+    const res = await t.api(bot, 'GET', '/users/me');
+    assert.deepEqual({ status: res.status, body: res.body }, { status: 401, body: err('Account is deactivated', 'USER_DEACTIVATED') });
+  });
+
   it('refuses the only user of the organization', async () => {
     for (const u of ['admin', 'moderator', 'hamlet', 'guest', 'bot'] as const) {
       t.app.db.prepare('UPDATE user SET is_active = 0 WHERE id = ?').run(t.users[u].id);

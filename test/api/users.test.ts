@@ -8,6 +8,7 @@ import { stmt } from '../../src/db/stmt';
 import type { ParleyEvent } from '../../src/events/bus';
 import { ROLE } from '../../src/lib/roles';
 import { basicAuth, PASSWORD, startTestServer, type SeedName, type TestServer, type TestUser } from '../helpers/server';
+import { queuedEvents, registerQueue } from '../helpers/events';
 
 const START = Date.UTC(2024, 0, 15, 12, 0, 0);
 let nowMs = START;
@@ -404,6 +405,40 @@ describe('DELETE /users/{user_id}', () => {
     await expectStatus(await t.api(member, 'GET', '/users/me'), 401, { result: 'error', msg: 'Account is deactivated', code: 'USER_DEACTIVATED' });
     const update = events.find((e) => e.event.type === 'realm_user' && e.event.op === 'update');
     assert.deepEqual(update?.event.person, { user_id: member.id, is_active: false });
+  });
+
+  it("deactivates the user's bots with them; reactivating the user does not bring the bots back", async () => {
+    // Alice, a member with a bot that posts to her private channel.
+    const alice = freshMember();
+    const created = await t.api(alice, 'POST', '/bots', { full_name: 'Alice Bot', short_name: 'alice' });
+    assert.equal(created.status, 200, created.text);
+    const bot: TestUser = { id: created.body.user_id, email: 'alice-bot@example.com', apiKey: created.body.api_key, password: '', fullName: 'Alice Bot' };
+    const channel = await t.api(alice, 'POST', '/channels/create', { name: 'alice-private', subscribers: [alice.id], invite_only: true });
+    assert.equal(channel.status, 200, channel.text);
+    const post = () => t.api(bot, 'POST', '/messages', { type: 'channel', to: 'alice-private', topic: 't', content: 'still here' });
+    assert.equal((await post()).status, 200);
+
+    const qAdmin = await registerQueue(t, t.users.admin, ['realm_user', 'realm_bot']);
+    const qMember = await registerQueue(t, t.users.othello, ['realm_user', 'realm_bot']);
+    await expectStatus(await t.api(t.users.admin, 'DELETE', `/users/${alice.id}`), 200, success());
+    // As Zulip's do_deactivate_user: the bots first, then the person.
+    const botGone = { type: 'realm_user', op: 'update', person: { user_id: bot.id, is_active: false } };
+    const aliceGone = { type: 'realm_user', op: 'update', person: { user_id: alice.id, is_active: false } };
+    assert.deepEqual(await queuedEvents(t, t.users.admin, qAdmin), [
+      botGone,
+      { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, is_active: false } },
+      aliceGone,
+    ]);
+    assert.deepEqual(await queuedEvents(t, t.users.othello, qMember), [botGone, aliceGone]);
+
+    const deactivated = { result: 'error', msg: 'Account is deactivated', code: 'USER_DEACTIVATED' };
+    await expectStatus(await post(), 401, deactivated);
+    assert.equal((await getUser(bot.id)).is_active, false);
+
+    await expectStatus(await t.api(t.users.admin, 'POST', `/users/${alice.id}/reactivate`), 200, success());
+    assert.equal((await getUser(alice.id)).is_active, true);
+    assert.equal((await getUser(bot.id)).is_active, false);
+    await expectStatus(await post(), 401, deactivated);
   });
 
   it('accepts a deactivation_notification_comment and limits its length', async () => {
