@@ -65,8 +65,12 @@ export function formatBotInfo(app: App, b: UserRow): Record<string, unknown> {
   };
 }
 
-/** The caller's active bots; administrators see every active bot. */
+/**
+ * GET /bots: the caller's active bots; administrators see every active bot of the organization.
+ * Guests and bots are refused, as Zulip's require_member_or_admin does.
+ */
 export function listBots(app: App, user: UserRow): Record<string, unknown>[] {
+  requireMemberOrAdmin(user);
   const rows = (
     isAdmin(user)
       ? stmt(app.db, 'SELECT * FROM user WHERE realm_id = ? AND bot_type IS NOT NULL AND is_active = 1 ORDER BY id').all(user.realm_id)
@@ -183,7 +187,10 @@ export function doCreateBot(app: App, user: UserRow, spec: NewBot): Record<strin
   });
 }
 
-/** Zulip's access_bot_by_id: "No such bot" unless a bot of the realm the caller may administer. */
+/**
+ * Zulip's access_bot_by_id: "No such bot" unless a bot of the realm the caller may administer (see
+ * canAdminUser: never the caller itself).
+ */
 export function accessBotById(app: App, user: UserRow, botId: number): UserRow {
   const bot = findUserById(app.db, user.realm_id, botId);
   if (!bot || !isBot(bot)) throw errors.badRequest('No such bot');
@@ -202,8 +209,12 @@ export interface BotChange {
   serviceInterface?: number;
 }
 
-/** PATCH /bots/{id}: returns Zulip's summary of the bot after the change. */
+/**
+ * PATCH /bots/{id}: returns Zulip's summary of the bot after the change. Bots are refused (Zulip's
+ * require_member_or_admin): a bot that could name a new owner would reach that owner's channels.
+ */
 export function doUpdateBot(app: App, user: UserRow, botId: number, change: BotChange): Record<string, unknown> {
+  requireMemberOrAdmin(user);
   return app.batch.write(() => {
     const bot = accessBotById(app, user, botId);
     const everyone = () => activeUserIds(app, bot.realm_id);
@@ -283,7 +294,7 @@ export function doUpdateBot(app: App, user: UserRow, botId: number, change: BotC
   });
 }
 
-/** DELETE /bots/{id}: deactivates the bot. */
+/** DELETE /bots/{id}: deactivates the bot (as Zulip, no bot check beyond access_bot_by_id's). */
 export function doDeactivateBot(app: App, user: UserRow, botId: number): void {
   app.batch.write(() => {
     const bot = accessBotById(app, user, botId);
@@ -292,8 +303,15 @@ export function doDeactivateBot(app: App, user: UserRow, botId: number): void {
   });
 }
 
-/** POST /bots/{id}/api_key/regenerate → the new key. */
+/** GET /bots/{id}/api_key (FL 463): the key of a bot the caller administers; not for guests or bots. */
+export function getBotApiKey(app: App, user: UserRow, botId: number): string {
+  requireMemberOrAdmin(user);
+  return accessBotById(app, user, botId).api_key;
+}
+
+/** POST /bots/{id}/api_key/regenerate → the new key. Bots are refused (Zulip's require_member_or_admin). */
 export function doRegenerateBotApiKey(app: App, user: UserRow, botId: number): string {
+  requireMemberOrAdmin(user);
   return app.batch.write(() => {
     const bot = accessBotById(app, user, botId);
     const key = newApiKey();

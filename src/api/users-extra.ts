@@ -1,6 +1,6 @@
 // More user routes: DELETE /users/me (deactivate own account), GET /users/{id}/channels (FL 440) and
 // GET /bots/{id}/api_key (FL 463).
-import { accessBotById } from '../actions/bots';
+import { getBotApiKey } from '../actions/bots';
 import { doDeactivateOwnUser } from '../actions/users';
 import { errors } from '../http/errors';
 import { route } from '../http/route';
@@ -37,6 +37,6 @@ export const userExtraRoutes = [
     method: 'GET',
     path: '/api/v1/bots/{bot_id:int}/api_key',
     auth: 'user',
-    handle: ({ app, user, path }) => ({ api_key: accessBotById(app, user, Number(path.bot_id)).api_key }),
+    handle: ({ app, user, path }) => ({ api_key: getBotApiKey(app, user, Number(path.bot_id)) }),
   }),
 ];

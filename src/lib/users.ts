@@ -71,11 +71,13 @@ export function maxMessageId(db: Db, userId: number): number {
   return row.id ?? -1;
 }
 
-/** Whether `actor` may administer `target` (Zulip's can_admin_user). */
+/**
+ * Whether `actor` may administer `target` (Zulip's can_admin_user): administrators, and a bot's owner.
+ * Not oneself: a bot holding only its own key must not re-own, re-key or deactivate itself.
+ */
 export function canAdminUser(actor: UserRow, target: UserRow): boolean {
-  if (actor.id === target.id) return true;
   if (isAdmin(actor)) return true;
-  return target.bot_owner_id === actor.id;
+  return target.bot_owner_id !== null && target.bot_owner_id === actor.id;
 }
 
 /**

@@ -186,6 +186,32 @@ describe('PATCH /bots/{bot_id}', () => {
   });
 });
 
+describe('bots do not administer themselves', () => {
+  it("refuses a bot's own key on PATCH, key regeneration and GET /bots; DELETE finds it no bot of its own", async () => {
+    const bot = t.users.bot; // owned by Hamlet
+    const notForBots = bad('This endpoint does not accept bot requests.');
+    // Re-owning itself would reach the new owner's private channels.
+    assert.deepEqual((await t.api(bot, 'PATCH', `/bots/${bot.id}`, { bot_owner_id: t.users.othello.id })).body, notForBots);
+    assert.deepEqual((await t.api(bot, 'PATCH', `/bots/${bot.id}`, { full_name: 'Renamed Bot' })).body, notForBots);
+    assert.deepEqual((await t.api(bot, 'POST', `/bots/${bot.id}/api_key/regenerate`)).body, notForBots);
+    assert.deepEqual((await t.api(bot, 'GET', '/bots')).body, notForBots);
+    // Zulip's can_admin_user: a bot is not its own owner.
+    assert.deepEqual((await t.api(bot, 'DELETE', `/bots/${bot.id}`)).body, bad('Insufficient permission'));
+    // Nothing changed: the same owner, the same working key, still active.
+    const me = await t.api(bot, 'GET', '/users/me');
+    assert.equal(me.status, 200, me.text);
+    assert.deepEqual([me.body.bot_owner_id, me.body.is_active], [t.users.hamlet.id, true]);
+  });
+
+  it('refuses guests on the bot administration endpoints', async () => {
+    const guest = t.users.guest;
+    const notForGuests = bad('Not allowed for guest users');
+    assert.deepEqual((await t.api(guest, 'PATCH', `/bots/${t.users.bot.id}`, { full_name: 'X Y' })).body, notForGuests);
+    assert.deepEqual((await t.api(guest, 'POST', `/bots/${t.users.bot.id}/api_key/regenerate`)).body, notForGuests);
+    assert.deepEqual((await t.api(guest, 'GET', '/bots')).body, notForGuests);
+  });
+});
+
 describe('POST /bots/{bot_id}/api_key/regenerate and DELETE /bots/{bot_id}', () => {
   it('regenerates the key (the old one stops working) and deactivates', async () => {
     const h = t.users.hamlet;

@@ -44,6 +44,11 @@ describe('GET /bots/{bot_id}/api_key', () => {
     assert.deepEqual((await t.api(t.users.admin, 'GET', `/bots/${t.users.hamlet.id}/api_key`)).body, err('No such bot'));
     assert.deepEqual((await t.api(t.users.admin, 'GET', '/bots/99999/api_key')).body, err('No such bot'));
   });
+
+  it('refuses bots, their own key included, and guests', async () => {
+    assert.deepEqual((await t.api(t.users.bot, 'GET', `/bots/${t.users.bot.id}/api_key`)).body, err('This endpoint does not accept bot requests.'));
+    assert.deepEqual((await t.api(t.users.guest, 'GET', `/bots/${t.users.bot.id}/api_key`)).body, err('Not allowed for guest users'));
+  });
 });
 
 describe('DELETE /users/me', () => {
