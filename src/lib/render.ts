@@ -2,6 +2,7 @@
 // context from the database (users, groups, channels, custom emoji, linkifiers) and calls it.
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
+import { accessibleUsers } from './access';
 import { renderMarkdown, type RenderContext, type RenderResult } from './markdown';
 import { realmEmojiLookup } from './realm-emoji';
 import { topicKey } from './narrow';
@@ -29,24 +30,36 @@ function firstTopicMessageFor(app: App, sender: UserRow, streamId: number, topic
 export function renderContext(app: App, realmId: number, sender?: UserRow): RenderContext {
   const db = app.db;
   const emoji = realmEmojiLookup(db, realmId);
+  // What the sender may name (Zulip's MentionBackend with message_sender): users it can access
+  // (can_access_all_users_group) and channels whose content it can read. Anything else renders as a
+  // name matching nothing would, so rendering cannot confirm that a hidden user or channel exists.
+  let access: Set<number> | null | undefined;
+  const mayMention = <U extends { id: number }>(u: U | undefined): U | null => {
+    if (!u || !sender) return u ?? null;
+    if (access === undefined) access = accessibleUsers(db, sender);
+    return access === null || access.has(u.id) ? u : null;
+  };
+  const mayLink = (s: { id: number; name: string } | undefined): { id: number; name: string } | null => {
+    if (!s || !sender) return s ?? null;
+    const row = findStreamById(db, realmId, s.id);
+    return row && canAccessStreamContent(db, sender, row) ? s : null;
+  };
   return {
     userByName: (name) =>
-      (stmt(db, 'SELECT id, full_name FROM user WHERE realm_id = ? AND full_name = ? COLLATE NOCASE AND is_active = 1 ORDER BY id LIMIT 1').get(
-        realmId,
-        name,
-      ) as { id: number; full_name: string } | undefined) ?? null,
-    userById: (id) =>
-      (stmt(db, 'SELECT id, full_name FROM user WHERE realm_id = ? AND id = ?').get(realmId, id) as { id: number; full_name: string } | undefined) ??
-      null,
+      mayMention(
+        stmt(db, 'SELECT id, full_name FROM user WHERE realm_id = ? AND full_name = ? COLLATE NOCASE AND is_active = 1 ORDER BY id LIMIT 1').get(
+          realmId,
+          name,
+        ) as { id: number; full_name: string } | undefined,
+      ),
+    userById: (id) => mayMention(stmt(db, 'SELECT id, full_name FROM user WHERE realm_id = ? AND id = ?').get(realmId, id) as { id: number; full_name: string } | undefined),
     groupByName: (name) =>
       (stmt(db, 'SELECT id, name FROM user_group WHERE realm_id = ? AND name = ? AND named = 1 AND deactivated = 0').get(realmId, name) as
         | { id: number; name: string }
         | undefined) ?? null,
     // As Zulip's get_stream_name_info: the exact name, among channels not archived.
     streamByName: (name) =>
-      (stmt(db, 'SELECT id, name FROM stream WHERE realm_id = ? AND name = ? COLLATE BINARY AND deactivated = 0').get(realmId, name) as
-        | { id: number; name: string }
-        | undefined) ?? null,
+      mayLink(stmt(db, 'SELECT id, name FROM stream WHERE realm_id = ? AND name = ? COLLATE BINARY AND deactivated = 0').get(realmId, name) as { id: number; name: string } | undefined),
     realmEmojiByName: (name) => {
       const e = emoji.byName(name);
       return e && !e.deactivated ? e : null;
