@@ -8,7 +8,19 @@ import { getRealmById } from '../lib/realm';
 import { BOT_TYPE, ROLE, ROLES } from '../lib/roles';
 import { newApiKey } from '../lib/secrets';
 import { accessStreamByName } from '../lib/streams';
-import { avatarUrl, botAudience, canAdminUser, findUserByDeliveryEmail, findUserById, isAdmin, isBot, isOwner, type UserRow } from '../lib/users';
+import {
+  avatarUrl,
+  botAudience,
+  canAdminUser,
+  findUserByDeliveryEmail,
+  findUserById,
+  isAdmin,
+  isBot,
+  isOwner,
+  isSystemBot,
+  NOT_SYSTEM_BOT_SQL,
+  type UserRow,
+} from '../lib/users';
 import { checkFullName, isValidEmail } from '../lib/validate';
 import { requireMemberOrAdmin } from './user-groups';
 import { activeUserIds, deactivateAccount, doCreateUser } from './users';
@@ -66,14 +78,15 @@ export function formatBotInfo(app: App, b: UserRow): Record<string, unknown> {
 }
 
 /**
- * GET /bots: the caller's active bots; administrators see every active bot of the organization.
- * Guests and bots are refused, as Zulip's require_member_or_admin does.
+ * GET /bots: the caller's active bots; administrators see every active bot of the organization, never
+ * the system bots (whose keys nobody may hold). Guests and bots are refused, as Zulip's
+ * require_member_or_admin does.
  */
 export function listBots(app: App, user: UserRow): Record<string, unknown>[] {
   requireMemberOrAdmin(user);
   const rows = (
     isAdmin(user)
-      ? stmt(app.db, 'SELECT * FROM user WHERE realm_id = ? AND bot_type IS NOT NULL AND is_active = 1 ORDER BY id').all(user.realm_id)
+      ? stmt(app.db, `SELECT * FROM user u WHERE realm_id = ? AND bot_type IS NOT NULL AND is_active = 1 AND ${NOT_SYSTEM_BOT_SQL} ORDER BY id`).all(user.realm_id)
       : stmt(app.db, 'SELECT * FROM user WHERE realm_id = ? AND bot_type IS NOT NULL AND is_active = 1 AND bot_owner_id = ? ORDER BY id').all(
           user.realm_id,
           user.id,
@@ -189,11 +202,12 @@ export function doCreateBot(app: App, user: UserRow, spec: NewBot): Record<strin
 
 /**
  * Zulip's access_bot_by_id: "No such bot" unless a bot of the realm the caller may administer (see
- * canAdminUser: never the caller itself).
+ * canAdminUser: never the caller itself). System bots are "No such bot": in Zulip they belong to no
+ * organization.
  */
 export function accessBotById(app: App, user: UserRow, botId: number): UserRow {
   const bot = findUserById(app.db, user.realm_id, botId);
-  if (!bot || !isBot(bot)) throw errors.badRequest('No such bot');
+  if (!bot || !isBot(bot) || isSystemBot(bot)) throw errors.badRequest('No such bot');
   if (!canAdminUser(user, bot)) throw errors.insufficientPermission();
   return bot;
 }

@@ -6,13 +6,14 @@ import type { App } from '../app';
 import { doCreateUser } from './users';
 import { stmt } from '../db/stmt';
 import { BOT_TYPE, ROLE } from '../lib/roles';
-import { findUserById, type UserRow } from '../lib/users';
+import { findUserById, type SYSTEM_BOT_LOCAL_PARTS, type UserRow } from '../lib/users';
 import { isValidEmail } from '../lib/validate';
 
+// The local parts are also how isSystemBot (lib/users.ts) knows these bots, to keep their keys unused.
 const BOTS = {
   notification: { local: 'notification-bot', fullName: 'Notification Bot' },
   welcome: { local: 'welcome-bot', fullName: 'Welcome Bot' },
-} as const;
+} as const satisfies Record<string, { local: (typeof SYSTEM_BOT_LOCAL_PARTS)[number]; fullName: string }>;
 export type SystemBotKind = keyof typeof BOTS;
 
 /** The host part for system bot addresses: the public URL's host name. */

@@ -3,7 +3,7 @@
 import type { App } from '../app';
 import { DEFAULT_PORT } from '../config';
 import { findRealm } from '../lib/realm';
-import { findUserByEmail } from '../lib/users';
+import { findUserByEmail, isSystemBot } from '../lib/users';
 
 /** Writes the zuliprc of the user named by --email to stdout; closes `app`. Resolves to the exit code. */
 export function zuliprc(app: App, values: Record<string, string | boolean | undefined>): number {
@@ -15,7 +15,8 @@ export function zuliprc(app: App, values: Record<string, string | boolean | unde
     }
     const realm = findRealm(app.db);
     const user = realm ? findUserByEmail(app.db, realm.id, email) : null;
-    if (!user || !user.is_active) {
+    // A system bot's key is never handed out (it authenticates nothing anyway): answered as unknown.
+    if (!user || !user.is_active || isSystemBot(user)) {
       process.stderr.write(`parley: no active user ${email}\n`);
       return 1;
     }

@@ -29,7 +29,7 @@ import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
 import { presencesForUser } from '../lib/presence';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { REALM_EXTRA_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES } from '../lib/realm-settings';
-import { avatarUrl, formatUser, isAdmin, isBot, isGuest, isOwner, isoTime, type UserRow } from '../lib/users';
+import { avatarUrl, formatUser, isAdmin, isBot, isGuest, isOwner, isoTime, NOT_SYSTEM_BOT_SQL, type UserRow } from '../lib/users';
 import { ROLE } from '../lib/roles';
 import { formatField, listFields } from '../lib/profile-fields';
 import { listGroups } from '../lib/user-groups';
@@ -647,7 +647,8 @@ registerStateProvider('realm_bot', (app, user) => {
   const db = app.db;
   const rows = (
     isAdmin(user)
-      ? stmt(db, 'SELECT * FROM user WHERE realm_id = ? AND bot_type IS NOT NULL ORDER BY id').all(user.realm_id)
+      ? // The system bots are not the organization's (Zulip's are cross-realm) and their keys are never shown.
+        stmt(db, `SELECT * FROM user u WHERE realm_id = ? AND bot_type IS NOT NULL AND ${NOT_SYSTEM_BOT_SQL} ORDER BY id`).all(user.realm_id)
       : stmt(db, 'SELECT * FROM user WHERE realm_id = ? AND bot_type IS NOT NULL AND bot_owner_id = ? ORDER BY id').all(user.realm_id, user.id)
   ) as UserRow[];
   const streamName = (id: unknown) =>

@@ -6,7 +6,7 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { isRealmDeactivated, rememberAuthHeader, userByApiEmail, userByAuthHeader } from '../lib/auth-cache';
 import { API_KEY_FORMAT, safeEqual } from '../lib/secrets';
-import { findUserByEmail, findUserById, type UserRow } from '../lib/users';
+import { findUserByEmail, findUserById, isSystemBot, type UserRow } from '../lib/users';
 import { nowSeconds } from '../lib/clock';
 import { errors } from './errors';
 import { rateLimitHeaders } from './ratelimit';
@@ -57,7 +57,9 @@ export function authenticateBasic(app: App, header: string | undefined): UserRow
   const { email, key } = parseBasic(header);
   if (!API_KEY_FORMAT.test(key)) throw errors.invalidApiKey('Malformed API key');
   const user = userByApiEmail(app, app.realmId(), email);
-  if (!user || !safeEqual(user.api_key, key)) throw errors.invalidApiKey();
+  // System bots speak only through the server (Zulip's cross-realm bots have no key anyone holds):
+  // their key, were it ever learned, authenticates nothing, and answers as a wrong key does.
+  if (!user || isSystemBot(user) || !safeEqual(user.api_key, key)) throw errors.invalidApiKey();
   checkAccountActive(app, user);
   rememberAuthHeader(app, header, user);
   return user;
@@ -108,7 +110,7 @@ export function authenticateSession(app: App, cookieHeader: string | undefined):
     | undefined;
   if (!row || row.expires <= nowSeconds(app.clock)) return null;
   const user = findUserById(app.db, app.realmId(), row.user_id);
-  if (!user) return null;
+  if (!user || isSystemBot(user)) return null;
   checkAccountActive(app, user);
   return user;
 }

@@ -80,6 +80,27 @@ export function canAdminUser(actor: UserRow, target: UserRow): boolean {
   return target.bot_owner_id !== null && target.bot_owner_id === actor.id;
 }
 
+/** Email local parts of the system bots (actions/system-bots.ts), which are created without an owner. */
+export const SYSTEM_BOT_LOCAL_PARTS = ['notification-bot', 'welcome-bot'] as const;
+
+/**
+ * Whether `u` is a system bot (Notification Bot, Welcome Bot): Zulip's cross-realm bots, which live
+ * outside every organization. Nobody administers them, their keys are never shown, and they cannot
+ * log in; only the server speaks as them. Known by having no owner and a system bot's local part (as
+ * Zulip knows them by email), so a member's bot named "notification-bot@..." is an ordinary bot.
+ */
+export function isSystemBot(u: UserRow): boolean {
+  if (u.bot_type === null || u.bot_owner_id !== null) return false;
+  const local = u.email.slice(0, u.email.lastIndexOf('@')).toLowerCase();
+  return (SYSTEM_BOT_LOCAL_PARTS as readonly string[]).includes(local);
+}
+
+/**
+ * SQL condition on a `user` row aliased `u`: not a system bot (the same test as isSystemBot), for lists
+ * of the organization's bots.
+ */
+export const NOT_SYSTEM_BOT_SQL = `NOT (u.bot_type IS NOT NULL AND u.bot_owner_id IS NULL AND lower(substr(u.email, 1, instr(u.email, '@') - 1)) IN (${SYSTEM_BOT_LOCAL_PARTS.map((l) => `'${l}'`).join(', ')}))`;
+
 /**
  * The owner a bot borrows channel access from (its owner's subscriptions and group memberships), or
  * null: for humans, ownerless bots, and bots whose owner is deactivated. Deactivating a person
@@ -116,6 +137,8 @@ export function accessUserById(
   const target = findUserById(db, actor.realm_id, targetId);
   if (!target) throw errors.noSuchUser();
   if (isBot(target) && !opts.allowBots) throw errors.noSuchUser();
+  // zulip-compat: system bots are cross-realm in Zulip, so its access_user_by_id cannot find them.
+  if (opts.forAdmin && isSystemBot(target)) throw errors.noSuchUser();
   if (!target.is_active && !opts.allowDeactivated) throw errors.badRequest('User is deactivated');
   if (opts.forAdmin && !canAdminUser(actor, target)) throw errors.insufficientPermission();
   return target;

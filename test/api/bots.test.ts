@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { notificationBot, welcomeBot } from '../../src/actions/system-bots';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 
 let t: TestServer;
@@ -209,6 +210,44 @@ describe('bots do not administer themselves', () => {
     assert.deepEqual((await t.api(guest, 'PATCH', `/bots/${t.users.bot.id}`, { full_name: 'X Y' })).body, notForGuests);
     assert.deepEqual((await t.api(guest, 'POST', `/bots/${t.users.bot.id}/api_key/regenerate`)).body, notForGuests);
     assert.deepEqual((await t.api(guest, 'GET', '/bots')).body, notForGuests);
+  });
+});
+
+describe('system bots (Notification Bot, Welcome Bot)', () => {
+  it('are not in the bot lists, cannot be administered, and their keys authenticate nothing', async () => {
+    const nb = notificationBot(t.app, t.app.realmId());
+    const wb = welcomeBot(t.app, t.app.realmId());
+    t.app.batch.commit();
+    const admin = t.users.admin;
+    const listed = (await t.api(admin, 'GET', '/bots')).body.bots.map((b: { username: string }) => b.username);
+    assert.ok(listed.length > 0);
+    assert.ok(!listed.includes(nb.email) && !listed.includes(wb.email), listed.join());
+    const reg = await t.api(admin, 'POST', '/register', { fetch_event_types: ['realm_bot'] });
+    assert.ok(!reg.body.realm_bots.some((b: { user_id: number }) => b.user_id === nb.id || b.user_id === wb.id));
+
+    const noSuchBot = bad('No such bot');
+    for (const id of [nb.id, wb.id]) {
+      assert.deepEqual((await t.api(admin, 'GET', `/bots/${id}/api_key`)).body, noSuchBot);
+      assert.deepEqual((await t.api(admin, 'POST', `/bots/${id}/api_key/regenerate`)).body, noSuchBot);
+      assert.deepEqual((await t.api(admin, 'PATCH', `/bots/${id}`, { bot_owner_id: admin.id })).body, noSuchBot);
+      assert.deepEqual((await t.api(admin, 'DELETE', `/bots/${id}`)).body, noSuchBot);
+      assert.deepEqual((await t.api(t.users.owner, 'PATCH', `/users/${id}`, { full_name: 'Not A Bot' })).body, bad('No such user'));
+    }
+
+    // Even with the key (read here from the database), nobody speaks as Notification Bot.
+    const stolen = { email: nb.email, apiKey: nb.api_key } as TestUser;
+    const res = await t.api(stolen, 'POST', '/messages', { type: 'channel', to: 'general', topic: 'notice', content: 'Your password expired' });
+    assert.deepEqual({ status: res.status, body: res.body }, { status: 401, body: { result: 'error', msg: 'Invalid API key', code: 'INVALID_API_KEY' } });
+    assert.equal((await t.api(stolen, 'GET', '/users/me')).status, 401);
+  });
+
+  it("leaves a member's bot named like a system bot an ordinary bot", async () => {
+    const res = await t.api(t.users.othello, 'POST', '/bots', { full_name: 'Notifier', short_name: 'notification' });
+    assert.equal(res.status, 200, res.text);
+    const own = { email: 'notification-bot@example.com', apiKey: res.body.api_key } as TestUser;
+    assert.equal((await t.api(own, 'GET', '/users/me')).status, 200);
+    assert.ok((await t.api(t.users.othello, 'GET', '/bots')).body.bots.some((b: { username: string }) => b.username === own.email));
+    assert.equal((await t.api(t.users.othello, 'GET', `/bots/${res.body.user_id}/api_key`)).body.api_key, res.body.api_key);
   });
 });
 
