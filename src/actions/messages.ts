@@ -34,7 +34,9 @@ import {
   type StreamRow,
 } from '../lib/streams';
 import { activeBotOwnerId, findUserByEmail, findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
+import { checkSenderCanAccessRecipients } from '../lib/access';
 import { sendTimeFlags } from './alert-words';
+import { accessGainedByConversation, announceAccessGained } from './user-access';
 import { queueMessagePush } from './push';
 import { checkStreamName, streamViewers } from './streams';
 import { claimUploads } from './uploads';
@@ -196,6 +198,8 @@ function directAddressees(app: App, sender: UserRow, to: Extract<Addressee, { ki
     users.push(u);
   }
   if (users.length === 0) throw errors.badRequest('Message must have recipients');
+  // As Zulip's check_message: access to the recipients before their being active.
+  checkSenderCanAccessRecipients(app.db, sender, users);
   for (const u of users) if (!u.is_active) throw errors.badRequest("'{email}' is no longer using Zulip.", { email: u.email });
   return users;
 }
@@ -261,6 +265,8 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     const now = nowSeconds(app.clock);
     let streamId: number | null = null;
     let directGroupId: number | null = null;
+    // Who newly gains access to whom by this conversation (guests it is sent to; see user-access.ts).
+    let gained: Map<number, UserRow[]> | null = null;
     let topic = '';
     let recipients: number[];
     let stream: StreamRow | null = null;
@@ -281,6 +287,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
       const addressees = directAddressees(app, sender, req.to);
       recipients = [...new Set([sender.id, ...addressees.map((u) => u.id)])];
       if (!req.system) checkCanSendDirect(app, realm, sender, addressees, recipients);
+      gained = accessGainedByConversation(app, sender, addressees);
     }
     const rendered = renderMessage(app, sender.realm_id, content, sender);
     const participants = rendered.wildcardTopic && stream ? topicWildcardParticipants(app, stream.id, topic, sender.id) : null;
@@ -357,6 +364,8 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     }
     const automatic = stream && !req.system ? applyAutomaticVisibility(app, sender, stream, topic, id, rendered.mentionedUserIds, all) : null;
     app.batch.onCommit(() => {
+      // Before the message, so a guest's client knows its sender (Zulip sends these first too).
+      if (gained !== null && gained.size > 0) announceAccessGained(app, gained);
       announceMessage(app, row, flagsWritten, { localId: req.localId, queueId: req.queueId, senderId: sender.id });
       queueMessagePush(app, id, flagsWritten); // returns at once; the work runs on a later turn
     });
@@ -518,8 +527,10 @@ export function doReaction(app: App, user: UserRow, messageId: number, spec: Rea
         {
           type: 'reaction',
           op,
+          // zulip-compat: Zulip still adds the deprecated `user` object (email, full_name); it names the
+          // reacting user to every holder of the message, guests who may not access them included, so
+          // Parley sends user_id only, as Zulip's message reactions do (clients use user_id since FL 2).
           user_id: user.id,
-          user: { user_id: user.id, email: user.email, full_name: user.full_name },
           message_id: messageId,
           emoji_name: emoji.name,
           emoji_code: emoji.code,

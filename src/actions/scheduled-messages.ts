@@ -13,6 +13,7 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors, JsonableError } from '../http/errors';
 import { nowSeconds } from '../lib/clock';
+import { checkSenderCanAccessRecipients } from '../lib/access';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { renderMessage } from '../lib/render';
 import {
@@ -72,11 +73,15 @@ function checkScheduled(app: App, sender: UserRow, type: ScheduledType, to: numb
   }
   const ids = [...new Set(typeof to === 'number' ? [to] : to)];
   if (ids.length === 0) throw errors.badRequest('Message must have recipients');
+  const users: UserRow[] = [];
   for (const id of ids) {
     const u = findUserById(app.db, sender.realm_id, id);
     if (!u) throw errors.badRequest('Invalid user ID {id}', { id });
-    if (!u.is_active) throw errors.badRequest("'{email}' is no longer using Zulip.", { email: u.email });
+    users.push(u);
   }
+  // As a send (check_message): access to the recipients first, then their being active.
+  checkSenderCanAccessRecipients(app.db, sender, users);
+  for (const u of users) if (!u.is_active) throw errors.badRequest("'{email}' is no longer using Zulip.", { email: u.email });
   // As Zulip's get_recipient_ids: the other participants, or the sender alone for a note to self.
   const others = ids.filter((id) => id !== sender.id).sort((a, b) => a - b);
   return {

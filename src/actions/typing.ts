@@ -3,6 +3,7 @@
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
+import { checkSenderCanAccessRecipients } from '../lib/access';
 import { accessStreamById, subscriberIds } from '../lib/streams';
 import { findUserById, type UserRow } from '../lib/users';
 
@@ -33,6 +34,9 @@ export function doSendDirectTyping(app: App, sender: UserRow, to: readonly numbe
     if (!u) throw errors.badRequest('Invalid user ID {id}', { id });
     if (!users.some((x) => x.id === u.id)) users.push(u);
   }
+  // Not in Zulip's typing path: Parley refuses what it would refuse to send (check_sender_can_access_recipients),
+  // so typing cannot reach, or confirm, a user the sender may not access.
+  checkSenderCanAccessRecipients(app.db, sender, users);
   const event = {
     type: 'typing',
     op,

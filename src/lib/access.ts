@@ -1,8 +1,14 @@
-// Which users a user may access (Zulip's can_access_all_users_group): members of that group see
-// everyone; others see themselves, the subscribers of their channels and their direct-message
-// partners. User lists show the rest as "Unknown user" placeholders.
+// Which users a user may access (Zulip's can_access_all_users_group, zerver/lib/users.py): members of
+// that group see everyone; others (guests, since the setting is role:everyone or role:members) see
+// themselves, every bot, the subscribers of their channels and the participants of their direct-message
+// conversations. User lists show the rest as "Unknown user" placeholders; lookups refuse them.
+//
+// A conversation counts whoever started it: a guest may not start one with a user it cannot access
+// (checkSenderCanAccessRecipients), but a conversation someone else starts with the guest makes its
+// participants accessible, as Zulip's personal-message and direct-message-group rules do.
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
+import { errors } from '../http/errors';
 import { isUserInGroup } from './groups';
 import { getRealmById } from './realm';
 import type { UserRow } from './users';
@@ -14,12 +20,55 @@ export function accessibleUsers(db: Db, viewer: UserRow): Set<number> | null {
   const rows = stmt(
     db,
     `SELECT ? AS id
+     UNION SELECT id FROM user WHERE realm_id = ? AND bot_type IS NOT NULL
      UNION SELECT s2.user_id FROM subscription s1 JOIN subscription s2 ON s2.stream_id = s1.stream_id AND s2.active = 1
        WHERE s1.user_id = ? AND s1.active = 1
      UNION SELECT m2.user_id FROM direct_group_member m1 JOIN direct_group_member m2 ON m2.group_id = m1.group_id
        WHERE m1.user_id = ?`,
-  ).all(viewer.id, viewer.id, viewer.id) as { id: number }[];
+  ).all(viewer.id, viewer.realm_id, viewer.id, viewer.id) as { id: number }[];
   return new Set(rows.map((r) => r.id));
+}
+
+/** Zulip's check_can_access_user: oneself and bots always; everyone else as accessibleUsers says. */
+export function canAccessUser(db: Db, viewer: UserRow, target: UserRow): boolean {
+  if (viewer.id === target.id || target.bot_type !== null) return true;
+  return accessibleUsers(db, viewer)?.has(target.id) ?? true;
+}
+
+/**
+ * Zulip's check_sender_can_access_recipients: a direct message (sent now, scheduled, or being typed)
+ * may only address users the sender can access. Otherwise a guest could reach anyone, and the
+ * conversation it started would make them accessible.
+ */
+export function checkSenderCanAccessRecipients(db: Db, sender: UserRow, recipients: readonly UserRow[]): void {
+  const access = accessibleUsers(db, sender);
+  if (access === null) return;
+  for (const u of recipients) {
+    if (u.bot_type === null && !access.has(u.id)) throw errors.badRequest('You do not have permission to access some of the recipients.');
+  }
+}
+
+/**
+ * Active users who may access `subject` (Zulip's get_user_ids_who_can_access_user): who hears about
+ * changes to them. Everyone when the organization does not limit access or the subject is a bot.
+ */
+export function userIdsWhoCanAccess(db: Db, subject: UserRow): number[] {
+  const users = stmt(db, 'SELECT * FROM user WHERE realm_id = ? AND is_active = 1 ORDER BY id').all(subject.realm_id) as UserRow[];
+  const groupId = getRealmById(db, subject.realm_id)?.can_access_all_users_group as number | null | undefined;
+  if (subject.bot_type !== null || groupId === null || groupId === undefined) return users.map((u) => u.id);
+  // Those sharing a channel or a conversation with the subject may access it, as may the group's members.
+  const sharing = new Set(
+    (
+      stmt(
+        db,
+        `SELECT s2.user_id AS id FROM subscription s1 JOIN subscription s2 ON s2.stream_id = s1.stream_id AND s2.active = 1
+           WHERE s1.user_id = ? AND s1.active = 1
+         UNION SELECT m2.user_id FROM direct_group_member m1 JOIN direct_group_member m2 ON m2.group_id = m1.group_id
+           WHERE m1.user_id = ?`,
+      ).all(subject.id, subject.id) as { id: number }[]
+    ).map((r) => r.id),
+  );
+  return users.filter((u) => u.id === subject.id || sharing.has(u.id) || isUserInGroup(db, u.id, groupId)).map((u) => u.id);
 }
 
 /** Zulip's stand-in for a user the viewer may not access (get_data_for_inaccessible_user). */

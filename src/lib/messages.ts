@@ -90,25 +90,23 @@ export function directRecipients(db: Db, groupId: number): { id: number; email: 
   ).map((u) => ({ ...u, is_mirror_dummy: false }));
 }
 
-/** Reactions of the given messages, grouped by message id (reaction is WITHOUT ROWID: a stable key order). */
+/**
+ * Reactions of the given messages, grouped by message id (reaction is WITHOUT ROWID: a stable key order).
+ * The reacting user is named by id only, as current Zulip does (ReactionDict): the legacy `user` object
+ * carried an email and name to everyone holding the message, including guests who may not access them.
+ */
 function reactionsOf(db: Db, ids: number[]): Map<number, Record<string, unknown>[]> {
   const out = new Map<number, Record<string, unknown>[]>();
   if (ids.length === 0) return out;
   const rows = stmt(
     db,
-    `SELECT r.message_id, r.user_id, r.emoji_name, r.emoji_code, r.reaction_type, u.email, u.full_name
-     FROM reaction r JOIN user u ON u.id = r.user_id WHERE r.message_id IN (SELECT value FROM json_each(?))
+    `SELECT r.message_id, r.user_id, r.emoji_name, r.emoji_code, r.reaction_type
+     FROM reaction r WHERE r.message_id IN (SELECT value FROM json_each(?))
      ORDER BY r.id`,
-  ).all(JSON.stringify(ids)) as { message_id: number; user_id: number; emoji_name: string; emoji_code: string; reaction_type: string; email: string; full_name: string }[];
+  ).all(JSON.stringify(ids)) as { message_id: number; user_id: number; emoji_name: string; emoji_code: string; reaction_type: string }[];
   for (const r of rows) {
     const list = out.get(r.message_id) ?? [];
-    list.push({
-      emoji_name: r.emoji_name,
-      emoji_code: r.emoji_code,
-      reaction_type: r.reaction_type,
-      user_id: r.user_id,
-      user: { id: r.user_id, email: r.email, full_name: r.full_name, is_mirror_dummy: false },
-    });
+    list.push({ emoji_name: r.emoji_name, emoji_code: r.emoji_code, reaction_type: r.reaction_type, user_id: r.user_id });
     out.set(r.message_id, list);
   }
   return out;

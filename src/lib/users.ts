@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
+import { canAccessUser } from './access';
 import { ROLE } from './roles';
 import { materializeUserMessages } from './user-messages';
 
@@ -126,7 +127,8 @@ export function botAudience(db: Db, bot: UserRow): number[] {
 
 /**
  * Zulip's access_user_by_id: the target user or the error Zulip gives. Missing users and users of other
- * organizations are the same "No such user".
+ * organizations are the same "No such user". A read (not forAdmin) also needs access to the user
+ * (can_access_all_users_group), as Zulip's access_user_common: "Insufficient permission" otherwise.
  */
 export function accessUserById(
   db: Db,
@@ -141,6 +143,7 @@ export function accessUserById(
   if (opts.forAdmin && isSystemBot(target)) throw errors.noSuchUser();
   if (!target.is_active && !opts.allowDeactivated) throw errors.badRequest('User is deactivated');
   if (opts.forAdmin && !canAdminUser(actor, target)) throw errors.insufficientPermission();
+  if (!opts.forAdmin && !canAccessUser(db, actor, target)) throw errors.insufficientPermission();
   return target;
 }
 
