@@ -1,15 +1,17 @@
 // The one place that loads the heavy, rarely needed dependencies: KaTeX and markdown-it (rendering
-// Markdown), libsodium (push encryption), nodemailer (SMTP). Together they were 2.8 of the bundle's
-// 3.6 MB; even when only required inside functions, a bundle that contains them costs start time
-// (parsing, code cache) and idle memory. So build.mjs bundles each into its own chunk, evaluated on
-// first use: dist/lazy/NAME.cjs next to dist/parley.cjs, and the same text embedded as the SEA asset
-// lazy/NAME.cjs in the single executable. From source (tsx) they are plain requires from node_modules.
+// Markdown), libsodium (push encryption), nodemailer (SMTP), re2js (linkifier patterns, 0.26 MB).
+// The first four were 2.8 of the bundle's 3.6 MB; even when only required inside functions, a bundle
+// that contains them costs start time (parsing, code cache) and idle memory. So build.mjs bundles
+// each into its own chunk, evaluated on first use: dist/lazy/NAME.cjs next to dist/parley.cjs, and the
+// same text embedded as the SEA asset lazy/NAME.cjs in the single executable. From source (tsx) they
+// are plain requires from node_modules.
 import type Module from 'node:module';
 import path from 'node:path';
 import type Katex from 'katex';
 import type MarkdownIt from 'markdown-it';
 import type Sodium from 'libsodium-wrappers';
 import type Nodemailer from 'nodemailer';
+import type * as Re2js from 're2js';
 import { seaModule } from './native';
 
 /** The chunks build.mjs makes: chunk name → the package it bundles (and the bundle keeps external). */
@@ -18,6 +20,7 @@ export const LAZY_CHUNKS = {
   'markdown-it': 'markdown-it',
   sodium: 'libsodium-wrappers',
   nodemailer: 'nodemailer',
+  re2js: 're2js',
 } as const;
 
 export type ChunkName = keyof typeof LAZY_CHUNKS;
@@ -79,3 +82,7 @@ export const loadSodium = (): typeof Sodium =>
 /** nodemailer. */
 export const loadNodemailer = (): typeof Nodemailer =>
   once('nodemailer', () => (typeof PARLEY_LAZY_CHUNKS === 'undefined' ? require('nodemailer') : loadChunk('nodemailer'))) as typeof Nodemailer;
+
+/** re2js: RE2 (linear-time regular expressions) for linkifier patterns (src/lib/re2.ts). */
+export const loadRe2js = (): typeof Re2js =>
+  once('re2js', () => (typeof PARLEY_LAZY_CHUNKS === 'undefined' ? require('re2js') : loadChunk('re2js'))) as typeof Re2js;

@@ -73,8 +73,7 @@ function checkLinkifier(app: App, realmId: number, input: LinkifierInput, except
     }
     const example = input.exampleInput ?? null;
     if (example !== null) {
-      const m = new RegExp(compiled.re.source, compiled.re.flags.replace(/[gy]/g, '')).exec(example);
-      if (!m || m[0] !== example) add('example_input', 'Example input does not match the linkifier pattern.');
+      if (!compiled.re.matches(example)) add('example_input', 'Example input does not match the linkifier pattern.');
     }
     const reverse = input.reverseTemplate ?? null;
     if (reverse !== null) {

@@ -1,7 +1,9 @@
-// Linkifiers: Zulip's pattern syntax (RE2 with Python-style named groups) checked and translated to
-// JavaScript, RFC 6570 URL templates, reverse templates, and the API shape.
+// Linkifiers: patterns checked with RE2 (Zulip's syntax and error texts; src/lib/re2.ts), RFC 6570 URL
+// templates, reverse templates, and the API shape.
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
+import { prepareLinkifierPattern } from './markdown';
+import { compileRe2, type Re2 } from './re2';
 
 export interface LinkifierRow {
   id: number;
@@ -38,58 +40,22 @@ export function listLinkifiers(db: Db, realmId: number): LinkifierRow[] {
 }
 
 export interface CompiledPattern {
-  re: RegExp;
+  re: Re2;
+  /** The named groups, in the pattern's order. */
   groups: string[];
 }
 
-// RE2 refuses what JavaScript would accept: lookaround and backreferences. Report them as re2 does.
-const RE2_UNSUPPORTED: [RegExp, (m: RegExpExecArray) => string][] = [
-  [/\(\?<?[=!]/, (m) => `invalid perl operator: ${m[0]}`],
-  [/\(\?P=/, () => 'invalid named capture group: (?P='],
-  [/\\[1-9]/, (m) => `invalid escape sequence: ${m[0]}`],
-];
-
-/** Python/RE2 pattern → JavaScript source and flags (named groups, \pL classes, leading inline flags). */
-export function translatePattern(pattern: string): { source: string; flags: string } {
-  let source = pattern.replace(/\(\?P</g, '(?<').replace(/\\([pP])([A-Za-z])(?![{A-Za-z])/g, '\\$1{$2}');
-  let flags = 'u';
-  const inline = /^\(\?([imsU]+)\)/.exec(source);
-  if (inline) {
-    source = source.slice(inline[0].length);
-    for (const f of inline[1]) if ('ims'.includes(f) && !flags.includes(f)) flags += f;
-  }
-  return { source, flags };
-}
-
-/** RE2's wording for the common mistakes (as Zulip reports them), else JavaScript's own message. */
-function re2Message(pattern: string, v8: string): string {
-  if (/Unterminated group/.test(v8)) return `missing ): ${pattern}`;
-  if (/Unmatched '\)'/.test(v8)) return `unexpected ): ${pattern}`;
-  if (/Unterminated character class/.test(v8)) return `missing ]: ${pattern.slice(pattern.lastIndexOf('['))}`;
-  const dup = /Duplicate capture group name/.test(v8) ? /\(\?P?<(\w+)>[\s\S]*\(\?P?<\1>/.exec(pattern) : null;
-  if (dup) return `duplicate capture group name: ${dup[1]}`;
-  return v8.replace(/^Invalid regular expression: /, '');
-}
-
-/** Compiles a linkifier pattern; throws Error with the regex engine's message when it is bad. */
+/**
+ * Compiles a linkifier pattern with RE2, as Zulip's filter_pattern_validator does; throws Error with
+ * RE2's message ("missing ): (foo") when RE2 refuses it. The pattern must also compile wrapped as
+ * messages use it (a group named linkifier_actual_match, or a program too large once wrapped, would
+ * otherwise be accepted and then link nothing).
+ */
 export function compilePattern(pattern: string): CompiledPattern {
-  for (const [re, msg] of RE2_UNSUPPORTED) {
-    const m = re.exec(pattern);
-    if (m) throw new Error(msg(m));
-  }
-  const { source, flags } = translatePattern(pattern);
-  let re: RegExp;
-  try {
-    re = new RegExp(source, flags);
-  } catch (err) {
-    try {
-      re = new RegExp(source, flags.replace('u', ''));
-    } catch {
-      throw new Error(re2Message(pattern, (err as Error).message));
-    }
-  }
-  const groups: string[] = [];
-  for (const m of pattern.matchAll(/\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/g)) groups.push(m[1]);
+  const re = compileRe2(pattern);
+  compileRe2(prepareLinkifierPattern(pattern));
+  const named = re.namedGroups();
+  const groups = Object.keys(named).sort((a, b) => named[a]! - named[b]!);
   return { re, groups };
 }
 

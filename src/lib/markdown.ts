@@ -6,6 +6,7 @@
 import type MarkdownIt from 'markdown-it';
 import TLDS from 'tlds';
 import { loadKatex, loadMarkdownIt } from '../lazy';
+import { compileRe2, type Re2, type Re2Matcher } from './re2';
 import { parseTimestamp } from './timestamp';
 import { encodeChannel, encodeHashComponent } from './url-encoding';
 import { EMOTICON_CONVERSIONS, emojiCodeForString, emojiNameForCode, unicodeEmojiCode, ZULIP_EMOJI_URL } from './emoji';
@@ -860,51 +861,61 @@ function findWebLink(ctx: RenderContext): Finder {
 }
 
 interface CompiledLinkifier {
-  re: RegExp;
+  re: Re2;
   template: string;
 }
 
-// Python (re2) pattern → JavaScript: named groups and \pL-style classes. Zulip wraps the
-// pattern so it matches only after whitespace or an opening delimiter and before a non-word.
+const BEFORE_MATCH = 'linkifier_before_match';
+const ACTUAL_MATCH = 'linkifier_actual_match';
+const AFTER_MATCH = 'linkifier_after_match';
+
+/**
+ * Zulip's prepare_linkifier_pattern: the pattern matches only at the start, after whitespace or an
+ * opening delimiter, and not before a letter or digit; the middle group is the linked text. (RE2's \s
+ * is ASCII, hence NEL and \pZ.) The pattern is RE2 syntax, used as written.
+ */
+export function prepareLinkifierPattern(pattern: string): string {
+  return `(?P<${BEFORE_MATCH}>^|\\s|\\x{85}|\\pZ|['"\\(,:<])(?P<${ACTUAL_MATCH}>${pattern})(?P<${AFTER_MATCH}>$|[^\\pL\\pN])`;
+}
+
+// RE2 (linear time, src/lib/re2.ts), compiled once per pattern. A pattern RE2 refuses (one stored
+// before patterns were checked with RE2) links nothing, as in Zulip.
 function compileLinkifier(l: Linkifier): CompiledLinkifier | null {
-  let src = l.pattern.replace(/\(\?P</g, '(?<').replace(/\(\?P=(\w+)\)/g, '\\k<$1>').replace(/\\([pP])([A-Za-z])(?![{A-Za-z])/g, '\\$1{$2}');
-  let flags = 'gdu';
-  const inline = /^\(\?([imsu]+)\)/.exec(src);
-  if (inline) {
-    src = src.slice(inline[0].length);
-    for (const f of inline[1]!) if ('ims'.includes(f) && !flags.includes(f)) flags += f;
-  }
-  const wrapped = `(?<linkifier_before_match>^|\\s|\\u0085|\\p{Z}|['"(,:<])(?<linkifier_actual_match>${src})(?<linkifier_after_match>$|[^\\p{L}\\p{N}])`;
   try {
-    return { re: new RegExp(wrapped, flags), template: l.url_template };
+    return { re: compileRe2(prepareLinkifierPattern(l.pattern)), template: l.url_template };
   } catch {
-    try {
-      const plain = wrapped.replace(/\\p\{Z\}/g, '\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000').replace(/\[\^\\p\{L\}\\p\{N\}\]/g, '[^\\w]');
-      return { re: new RegExp(plain, flags.replace('u', '')), template: l.url_template };
-    } catch {
-      return null;
-    }
+    return null;
   }
 }
 
+/** A match's named groups for the URL template; groups that took no part are left out. */
+function matchGroups(m: Re2Matcher): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(m.getNamedGroups())) if (value !== null) out[name] = value;
+  return out;
+}
+
 function findLinkifier(ctx: RenderContext, l: CompiledLinkifier): Finder {
+  let text: string | null = null;
+  let m: Re2Matcher | null = null;
   return (s, from) => {
+    if (s !== text) {
+      // Most text has no match: RE2's capture-free test (a DFA) says so faster than a search for groups.
+      if (!l.re.test(s)) return null;
+      text = s;
+      m = l.re.matcher(s);
+    }
+    const matcher = m as Re2Matcher;
     // The "before" group consumes a character, so start one back to let it see it.
     for (let pos = Math.max(0, from - 1); pos <= s.length; ) {
-      l.re.lastIndex = pos;
-      const m = l.re.exec(s);
-      if (m === null) return null;
-      const span = m.indices?.groups?.['linkifier_actual_match'];
-      const text = m.groups?.['linkifier_actual_match'];
-      if (!span || text === undefined || text === '') {
-        pos = m.index + 1;
-        continue;
+      if (!matcher.find(pos)) return null;
+      const start = matcher.start(ACTUAL_MATCH);
+      const end = matcher.end(ACTUAL_MATCH);
+      if (end > start && start >= from) {
+        const link = linkHtml(ctx, expandUriTemplate(l.template, matchGroups(matcher)), s.slice(start, end));
+        if (link !== null) return { start, end, html: link.html, href: link.href };
       }
-      if (span[0] >= from) {
-        const link = linkHtml(ctx, expandUriTemplate(l.template, m.groups ?? {}), text);
-        if (link !== null) return { start: span[0], end: span[1], html: link.html, href: link.href };
-      }
-      pos = m.index + 1;
+      pos = matcher.start() + 1;
     }
     return null;
   };
@@ -1004,17 +1015,15 @@ export function topicLinks(topic: string, linkifiers: readonly Linkifier[]): { u
     const l = compileLinkifier(linkifier);
     if (l === null) continue;
     const found: Match[] = [];
+    const m = l.re.matcher(source);
     for (let pos = 0; pos < source.length; ) {
-      l.re.lastIndex = pos;
-      const m = l.re.exec(source);
-      if (m === null) break;
-      const groups = m.groups ?? {};
-      const text = groups['linkifier_actual_match'] ?? '';
-      const after = groups['linkifier_after_match'] ?? '';
-      const next = m.index + m[0].length - after.length;
+      if (!m.find(pos)) break;
+      const text = m.group(ACTUAL_MATCH) ?? '';
+      // The next search starts at the character after the match, which may begin the next one.
+      const next = m.end() - (m.group(AFTER_MATCH) ?? '').length;
       pos = next > pos ? next : pos + 1;
       if (text === '') continue;
-      found.push({ url: expandUriTemplate(l.template, groups), text, index: m.index });
+      found.push({ url: expandUriTemplate(l.template, matchGroups(m)), text, index: m.start() });
     }
     matches.push(...found.sort((a, b) => a.index - b.index));
   }

@@ -103,6 +103,15 @@ describe('POST /realm/filters', () => {
       [{ pattern: '(?P<id>a)(?P<id>b)', url_template: 'https://e.com/{id}' }, failure('Bad regular expression: duplicate capture group name: id', { __all__: ['Bad regular expression: duplicate capture group name: id'] })],
       [{ pattern: 'a(?=b)', url_template: 'https://e.com' }, failure('Bad regular expression: invalid perl operator: (?=', { __all__: ['Bad regular expression: invalid perl operator: (?='] })],
       [{ pattern: '(a)\\1', url_template: 'https://e.com' }, failure('Bad regular expression: invalid escape sequence: \\1', { __all__: ['Bad regular expression: invalid escape sequence: \\1'] })],
+      // Zulip's own (test_realm_linkifiers.py), then more that RE2 refuses and JavaScript took.
+      [{ pattern: '(foo', url_template: 'https://e.com' }, failure('Bad regular expression: missing ): (foo', { __all__: ['Bad regular expression: missing ): (foo'] })],
+      [{ pattern: 'ZUL-(?P<id>\\d????)', url_template: 'https://e.com/{id}' }, failure('Bad regular expression: bad repetition operator: ????', { __all__: ['Bad regular expression: bad repetition operator: ????'] })],
+      [{ pattern: '(?P<id>a{1001})', url_template: 'https://e.com/{id}' }, failure('Bad regular expression: invalid repetition size: {1001}', { __all__: ['Bad regular expression: invalid repetition size: {1001}'] })],
+      [{ pattern: '(?P<id>[[:foo:]])', url_template: 'https://e.com/{id}' }, failure('Bad regular expression: invalid character class range: [:foo:]', { __all__: ['Bad regular expression: invalid character class range: [:foo:]'] })],
+      [
+        { pattern: `(?P<id>${'[a-z]{1000}'.repeat(11)})`, url_template: 'https://e.com/{id}' },
+        failure('Bad regular expression: pattern too large - compile failed', { __all__: ['Bad regular expression: pattern too large - compile failed'] }),
+      ],
       [{ pattern: '#(?P<id>[0-9]+)', url_template: 'https://e.com/{id' }, failure('Invalid URL template.', { url_template: ['Invalid URL template.'] })],
       [{ pattern: '#(?P<id>[0-9]+)', url_template: 'https://e.com/ {id}' }, failure('Invalid URL template.', { url_template: ['Invalid URL template.'] })],
       [
@@ -158,6 +167,22 @@ describe('POST /realm/filters', () => {
     });
     assert.equal(res.status, 200, res.text);
     await t.api(a, 'DELETE', `/realm/filters/${res.body.id}`);
+  });
+});
+
+describe('linkifiers with nested quantifiers', () => {
+  it('are accepted, as RE2 accepts them, and link messages and topics in linear time', async () => {
+    const res = await add(t.users.admin, { pattern: '(?P<id>(a+)+)', url_template: 'https://e.com/{id}' });
+    assert.equal(res.status, 200, res.text);
+    const channel = await createChannel(t, t.users.owner, 'nested', [t.users.hamlet]);
+    // Near-misses (a letter after the a's) that a backtracking engine would try 2^n ways to match.
+    const topic = `${'a'.repeat(50)}b aa`;
+    const sent = await t.api(t.users.hamlet, 'POST', '/messages', { type: 'channel', to: channel, topic, content: `${'a'.repeat(5000)}b then aaa` });
+    assert.equal(sent.status, 200, sent.text);
+    const msg = (await t.api(t.users.hamlet, 'GET', `/messages/${sent.body.id}`)).body.message;
+    assert.equal(msg.content, `<p>${'a'.repeat(5000)}b then <a href="https://e.com/aaa">aaa</a></p>`);
+    assert.deepEqual(msg.topic_links, [{ url: 'https://e.com/aa', text: 'aa' }]);
+    assert.deepEqual((await t.api(t.users.admin, 'DELETE', `/realm/filters/${res.body.id}`)).body, SUCCESS);
   });
 });
 

@@ -1,6 +1,7 @@
 // The single executable (dist/parley, written by `npm run build`) copied alone into an empty directory,
 // with no node_modules anywhere above it: it must init, serve and answer GET /users/me, and load its
-// lazily loaded chunks (src/lazy.ts) from its own assets: Markdown with KaTeX, libsodium, nodemailer.
+// lazily loaded chunks (src/lazy.ts) from its own assets: Markdown with KaTeX, re2js, libsodium and
+// nodemailer.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -127,7 +128,7 @@ describe('dist/parley (single executable)', () => {
     assert.deepEqual(extracted, [`HASH/${SQLITE_ASSET}`, `HASH/${UWS_ASSET}`].sort());
   });
 
-  it('loads its lazy chunks from its own assets: Markdown with KaTeX, push encryption, SMTP email', async () => {
+  it('loads its lazy chunks from its own assets: Markdown with KaTeX, linkifiers, push encryption, SMTP email', async () => {
     const { dir, exe, cacheDir } = copyBinary();
     const push = await startPushService();
     const smtp = await startSmtp();
@@ -147,6 +148,14 @@ describe('dist/parley (single executable)', () => {
         assert.match(html, /^<p>Math: <span class="katex"><span class="katex-mathml"><math xmlns="http:\/\/www\.w3\.org\/1998\/Math\/MathML">/);
         assert.match(html, /<annotation encoding="application\/x-tex">x\^2<\/annotation>/);
         assert.match(html, / and <strong>bold<\/strong><\/p>$/);
+
+        // re2js: a linkifier (RE2, linear time) in a message.
+        const filter = await apiCall(server.url, auth, 'POST', '/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://t.example/{id}' });
+        assert.equal(filter.status, 200, filter.text);
+        const linked = await apiCall(server.url, auth, 'POST', '/messages', { type: 'direct', to: '[1]', content: 'see #42' });
+        assert.equal(linked.status, 200, linked.text);
+        const linkedMsg = await apiCall(server.url, auth, 'GET', `/messages/${linked.body.id}`);
+        assert.equal(linkedMsg.body.message.content, '<p>see <a href="https://t.example/42">#42</a></p>');
 
         // libsodium: an E2EE test notification the device can open.
         const device = await apiCall(server.url, auth, 'POST', '/register_client_device');
