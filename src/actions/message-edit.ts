@@ -7,7 +7,8 @@ import { stmt } from '../db/stmt';
 import { errors, JsonableError } from '../http/errors';
 import { nowSeconds } from '../lib/clock';
 import { isUserInGroup } from '../lib/groups';
-import { topicLinks, type Linkifier, type RenderResult } from '../lib/markdown';
+import { realmTopicLinks } from '../lib/linkifiers';
+import type { RenderResult } from '../lib/markdown';
 import { flagNames, messageRecipientIds, RESOLVED_TOPIC_PREFIX, topicHasMessages, type MessageRow } from '../lib/messages';
 import { FLAG, MENTION_FLAGS, topicKey } from '../lib/narrow';
 import { getRealmById, type RealmRow } from '../lib/realm';
@@ -174,11 +175,6 @@ function updateContentFlags(app: App, sender: UserRow, m: MessageRow, content: s
   }
 }
 
-/** Zulip's topic_links: the organization's linkifiers applied to a topic. */
-function linkifiedTopic(app: App, realmId: number, topic: string): { url: string; text: string }[] {
-  const linkifiers = stmt(app.db, 'SELECT pattern, url_template FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(realmId) as Linkifier[];
-  return linkifiers.length ? topicLinks(topic, linkifiers) : [];
-}
 
 /** The topic the client asked for, with Zulip's spellings of the empty topic taken as "". */
 function requestedTopic(raw: string, realm: RealmRow): string {
@@ -377,7 +373,7 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
     }
 
     const ids = affected.map((x) => x.id);
-    const newTopicLinks = topicEdited && newTopic !== '' ? linkifiedTopic(app, user.realm_id, newTopic) : [];
+    const newTopicLinks = topicEdited && newTopic !== '' ? realmTopicLinks(app.db, user.realm_id)(newTopic) : [];
     // Who hears the update, as Zulip: the target message's row holders with their flags as they are
     // now (after the content's new mentions); and when the old channel's history is shared, the
     // (new) channel's subscribers and the old channel's who are not in the new one, as read, except

@@ -2,7 +2,7 @@
 // templates, reverse templates, and the API shape.
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
-import { prepareLinkifierPattern } from './markdown';
+import { prepareLinkifierPattern, topicLinks, type Linkifier } from './markdown';
 import { compileRe2, type Re2 } from './re2';
 
 export interface LinkifierRow {
@@ -37,6 +37,46 @@ export function formatLinkifier(r: LinkifierRow): Record<string, unknown> {
 /** The organization's linkifiers in application order. */
 export function listLinkifiers(db: Db, realmId: number): LinkifierRow[] {
   return stmt(db, 'SELECT * FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(realmId) as LinkifierRow[];
+}
+
+export interface TopicLink {
+  url: string;
+  text: string;
+}
+
+// A topic's links are a function of the topic and the realm's linkifiers (patterns and templates, in
+// order) alone, so they are computed once and kept under both: fetching messages looks each topic up
+// instead of running every linkifier on it again (Zulip keeps them in its message cache); sending a
+// message or editing a topic computes the new topic's at write time; and a changed list of linkifiers
+// is another key, so no link outlives the linkifier that made it. A memo of a pure function, shared by
+// every App in the process; bounded (the most recently used topics of the last few lists).
+const topicLinkMemo = new Map<string, Map<string, readonly TopicLink[]>>();
+const MEMO_LISTS = 8;
+const MEMO_TOPICS = 5000;
+
+/** Zulip's topic_links under the realm's current linkifiers: a function of the topic (memoised). */
+export function realmTopicLinks(db: Db, realmId: number): (topic: string) => readonly TopicLink[] {
+  const linkifiers = stmt(db, 'SELECT pattern, url_template FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(realmId) as Linkifier[];
+  const key = JSON.stringify(linkifiers.map((l) => [l.pattern, l.url_template]));
+  let memo = topicLinkMemo.get(key);
+  if (memo !== undefined) topicLinkMemo.delete(key);
+  else if (topicLinkMemo.size >= MEMO_LISTS) topicLinkMemo.delete(topicLinkMemo.keys().next().value as string);
+  memo ??= new Map();
+  topicLinkMemo.set(key, memo);
+  const topics = memo;
+  return (topic) => {
+    let links = topics.get(topic);
+    if (links !== undefined) {
+      // Most recently used last, so the oldest go first.
+      topics.delete(topic);
+    } else {
+      // Frozen: the same array goes into every message of the topic.
+      links = Object.freeze(topicLinks(topic, linkifiers).map((l) => Object.freeze(l)));
+      if (topics.size >= MEMO_TOPICS) topics.delete(topics.keys().next().value as string);
+    }
+    topics.set(topic, links);
+    return links;
+  };
 }
 
 export interface CompiledPattern {

@@ -12,7 +12,7 @@ import { codePoints } from '../http/params';
 export const RESOLVED_TOPIC_PREFIX = '✔ ';
 /** Zulip's max_topic_length, in code points. */
 export const MAX_TOPIC_LENGTH = 60;
-import { topicLinks } from './markdown';
+import { realmTopicLinks, type TopicLink } from './linkifiers';
 import { avatarUrl, type UserRow } from './users';
 
 export interface MessageRow {
@@ -186,15 +186,15 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
   const streamNames = new Map<number, string>();
   const recipients = new Map<number, ReturnType<typeof directRecipients>>();
   const realmStr = new Map<number, string>();
-  const linkifiers = new Map<number, { pattern: string; url_template: string }[]>();
-  // Linkifiers applied to topics, as Zulip's topic_links (loaded once per call and realm).
+  const linkers = new Map<number, (topic: string) => readonly TopicLink[]>();
+  // Zulip's topic_links, looked up (realmTopicLinks keeps each topic's, computed when it was written).
   const topicLinksFor = (realmId: number, topic: string) => {
-    let list = linkifiers.get(realmId);
-    if (!list) {
-      list = stmt(db, 'SELECT pattern, url_template FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(realmId) as { pattern: string; url_template: string }[];
-      linkifiers.set(realmId, list);
+    let linker = linkers.get(realmId);
+    if (!linker) {
+      linker = realmTopicLinks(db, realmId);
+      linkers.set(realmId, linker);
     }
-    return list.length ? topicLinks(topic, list) : [];
+    return linker(topic);
   };
   return rows.map((m) => {
     let sender = senders.get(m.sender_id);

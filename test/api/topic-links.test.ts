@@ -25,3 +25,51 @@ describe('topic_links', () => {
     assert.deepEqual(other.body.message.topic_links, []);
   });
 });
+
+describe('topic_links after the linkifiers change', () => {
+  const links = async (id: number) => (await t.api(t.users.hamlet, 'GET', `/messages/${id}`)).body.message.topic_links;
+  const fetched = async (id: number) =>
+    (await t.api(t.users.hamlet, 'GET', '/messages', { anchor: id, num_before: 0, num_after: 0, narrow: [] })).body.messages[0].topic_links;
+
+  it('links bare URLs with no linkifier at all, as Zulip does', async () => {
+    const ids = (await t.api(t.users.admin, 'GET', '/realm/linkifiers')).body.linkifiers.map((l: { id: number }) => l.id);
+    for (const id of ids) assert.equal((await t.api(t.users.admin, 'DELETE', `/realm/filters/${id}`)).status, 200);
+    const sent = await t.api(t.users.hamlet, 'POST', '/messages', { type: 'stream', to: 'links', topic: 'see example.com/a and #5', content: 'x' });
+    assert.deepEqual(await links(sent.body.id), [{ url: 'https://example.com/a', text: 'example.com/a' }]);
+  });
+
+  it('follows linkifiers added, changed, reordered and removed, in single and batch fetches', async () => {
+    const sent = await t.api(t.users.hamlet, 'POST', '/messages', { type: 'stream', to: 'links', topic: 'T-7 and #8', content: 'x' });
+    const id: number = sent.body.id;
+    assert.deepEqual(await links(id), []);
+    const ticket = (await t.api(t.users.admin, 'POST', '/realm/filters', { pattern: 'T-(?P<n>[0-9]+)', url_template: 'https://t.example/{n}' })).body.id;
+    const key = (await t.api(t.users.admin, 'POST', '/realm/filters', { pattern: '(?P<key>[A-Z]+-[0-9]+)', url_template: 'https://k.example/{key}' })).body.id;
+    const ticketLink = { url: 'https://t.example/7', text: 'T-7' };
+    assert.deepEqual(await links(id), [ticketLink]);
+    assert.deepEqual(await fetched(id), [ticketLink]);
+    // Overlapping matches go to the linkifier that comes first.
+    assert.equal((await t.api(t.users.admin, 'PATCH', '/realm/linkifiers', { ordered_linkifier_ids: [key, ticket] })).status, 200);
+    assert.deepEqual(await links(id), [{ url: 'https://k.example/T-7', text: 'T-7' }]);
+    assert.equal((await t.api(t.users.admin, 'PATCH', `/realm/filters/${key}`, { pattern: '#(?P<key>[0-9]+)', url_template: 'https://k.example/{key}' })).status, 200);
+    assert.deepEqual(await fetched(id), [ticketLink, { url: 'https://k.example/8', text: '#8' }]);
+    assert.equal((await t.api(t.users.admin, 'DELETE', `/realm/filters/${ticket}`)).status, 200);
+    assert.deepEqual(await links(id), [{ url: 'https://k.example/8', text: '#8' }]);
+    assert.equal((await t.api(t.users.admin, 'DELETE', `/realm/filters/${key}`)).status, 200);
+    assert.deepEqual(await fetched(id), []);
+  });
+
+  it('gives an edited topic its links, in the update event and afterwards', async () => {
+    const add = await t.api(t.users.admin, 'POST', '/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://tracker.example.com/issues/{id}' });
+    const sent = await t.api(t.users.hamlet, 'POST', '/messages', { type: 'stream', to: 'links', topic: 'plain', content: 'x' });
+    const q = (await t.api(t.users.hamlet, 'POST', '/register', { event_types: ['update_message'], fetch_event_types: [] })).body.queue_id;
+    assert.equal((await t.api(t.users.hamlet, 'PATCH', `/messages/${sent.body.id}`, { topic: 'now #99' })).status, 200);
+    const expected = [{ url: 'https://tracker.example.com/issues/99', text: '#99' }];
+    const events = (await t.api(t.users.hamlet, 'GET', '/events', { queue_id: q, last_event_id: -1, dont_block: true })).body.events;
+    assert.deepEqual(
+      events.filter((e: { type: string }) => e.type === 'update_message').map((e: { topic_links: unknown }) => e.topic_links),
+      [expected],
+    );
+    assert.deepEqual(await links(sent.body.id), expected);
+    await t.api(t.users.admin, 'DELETE', `/realm/filters/${add.body.id}`);
+  });
+});
