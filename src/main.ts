@@ -8,6 +8,7 @@ import { doCreateRealm, doSetRealmDeactivated } from './actions/realm';
 import { startRetentionJob } from './actions/retention';
 import { startScheduledDelivery } from './actions/scheduled-messages';
 import { doCreateStarterChannel } from './actions/starter';
+import { syncApiEmails } from './actions/user-access';
 import { allRoutes } from './api';
 import { JsonableError } from './http/errors';
 import { startServer } from './http/server';
@@ -182,6 +183,10 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     readyEmails = [email];
     firstStart = true;
   }
+  // Placeholder addresses carry the public URL's host: follow a changed host, and a database from
+  // before address visibility was applied (src/lib/user-emails.ts).
+  syncApiEmails(app);
+  app.batch.commit();
   const server = await startServer(app, allRoutes, config.host, config.port);
   startRetentionJob(app);
   startScheduledDelivery(app);

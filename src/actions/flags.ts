@@ -4,9 +4,8 @@ import type { App } from '../app';
 import type { ParleyEvent } from '../events/bus';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
-import { findMessage, type MessageRow } from '../lib/messages';
-import { FLAG, MENTION_FLAGS, messageMutedFor, messageVisibleTo } from '../lib/narrow';
-import { materializeUserMessages, userMessageFlags } from '../lib/user-messages';
+import { FLAG, MENTION_FLAGS, messageVisibleTo, unreadDetails } from '../lib/narrow';
+import { materializeUserMessages } from '../lib/user-messages';
 import type { UserRow } from '../lib/users';
 import { queueRemovePush } from '../push/remove';
 
@@ -39,16 +38,29 @@ const DEFAULT_HISTORICAL_FLAGS = FLAG.read | FLAG.historical;
 function applyFlag(app: App, user: UserRow, ids: number[], flag: string, op: 'add' | 'remove'): number[] {
   const bit = editableFlag(flag);
   const target = op === 'add' ? bit : 0;
-  const current = new Map([...new Set(ids)].map((id) => [id, userMessageFlags(app.db, user.id, id)]));
+  // The user's rows are written out first (implied ones included), so that one statement reads the
+  // flags of every id and one updates them: up to 5000 ids, a few statements per id took ~50 ms.
+  materializeUserMessages(app.db, user.id);
+  const unique = [...new Set(ids)];
+  const rows = stmt(app.db, 'SELECT message_id, flags FROM usermessage WHERE user_id = ? AND message_id IN (SELECT value FROM json_each(?))').all(
+    user.id,
+    JSON.stringify(unique),
+  ) as { message_id: number; flags: number }[];
+  const have = new Map(rows.map((r) => [r.message_id, r.flags]));
+  const current = new Map(unique.map((id) => [id, have.get(id) ?? null]));
   const changed = [...current].filter(([, flags]) => ((flags ?? DEFAULT_HISTORICAL_FLAGS) & bit) !== target).map(([id]) => id);
   const historical = changed.filter((id) => current.get(id) === null);
   if (historical.some((id) => !messageVisibleTo(app.db, user, id))) throw errors.badRequest('Invalid message(s)');
   if (changed.length === 0) return changed;
-  materializeUserMessages(app.db, user.id); // the rows below are updated in place
   const insert = stmt(app.db, 'INSERT INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)');
   for (const id of historical) insert.run(user.id, id, (DEFAULT_HISTORICAL_FLAGS & ~bit) | target);
-  const update = stmt(app.db, 'UPDATE usermessage SET flags = (flags & ~?) | ? WHERE user_id = ? AND message_id = ?');
-  for (const id of changed) if (current.get(id) !== null) update.run(bit, target, user.id, id);
+  const withRows = changed.filter((id) => current.get(id) !== null);
+  stmt(app.db, 'UPDATE usermessage SET flags = (flags & ~?) | ? WHERE user_id = ? AND message_id IN (SELECT value FROM json_each(?))').run(
+    bit,
+    target,
+    user.id,
+    JSON.stringify(withRows),
+  );
   return changed;
 }
 
@@ -57,8 +69,12 @@ function flagsEvent(app: App, user: UserRow, ids: number[], flag: string, op: 'a
   const event: ParleyEvent = { type: 'update_message_flags', op, operation: op, flag, messages: ids, all: false };
   if (flag === 'read' && op === 'remove') {
     const details: Record<string, unknown> = {};
-    for (const m of ids.map((id) => findMessage(app.db, user.realm_id, id)).filter((x): x is MessageRow => x !== null)) {
-      const flags = userMessageFlags(app.db, user.id, m.id) ?? 0;
+    // One statement for all the messages (the rows are written by now: applyFlag materialised them).
+    const others = new Map<number, number[]>();
+    const byId = new Map(unreadDetails(app.db, user.id, user.realm_id, ids).map((m) => [m.id, m]));
+    for (const id of ids) {
+      const m = byId.get(id);
+      if (!m) continue;
       const d: Record<string, unknown> = {};
       if (m.stream_id !== null) {
         d.type = 'stream';
@@ -66,15 +82,17 @@ function flagsEvent(app: App, user: UserRow, ids: number[], flag: string, op: 'a
         d.topic = m.topic;
         // As Zulip's get_raw_unread_data (is_row_muted): neither a muted topic nor in a muted channel
         // (unless the topic is unmuted or followed).
-        d.unmuted_stream_msg = !messageMutedFor(app.db, user.id, m.id);
+        d.unmuted_stream_msg = m.muted !== 1;
       } else {
         d.type = 'private';
-        const others = (stmt(app.db, 'SELECT user_id FROM direct_group_member WHERE group_id = ? AND user_id <> ? ORDER BY user_id').all(m.direct_group_id, user.id) as {
-          user_id: number;
-        }[]).map((r) => r.user_id);
-        d.user_ids = others;
+        const group = m.direct_group_id as number;
+        if (!others.has(group)) {
+          const rows = stmt(app.db, 'SELECT user_id FROM direct_group_member WHERE group_id = ? AND user_id <> ? ORDER BY user_id').all(group, user.id) as { user_id: number }[];
+          others.set(group, rows.map((r) => r.user_id));
+        }
+        d.user_ids = others.get(group);
       }
-      if (flags & MENTION_FLAGS) d.mentioned = true;
+      if ((m.flags ?? 0) & MENTION_FLAGS) d.mentioned = true;
       details[m.id] = d;
     }
     event.message_details = details;
@@ -89,12 +107,14 @@ function flagsEvent(app: App, user: UserRow, ids: number[], flag: string, op: 'a
 function skipUnsubscribedForUnread(app: App, user: UserRow, ids: number[]): { keep: number[]; ignoredChannels: number[] } {
   const skipped = new Set<number>();
   const keep: number[] = [];
-  const q = stmt(
+  const rows = stmt(
     app.db,
-    'SELECT m.stream_id, (SELECT active FROM subscription s WHERE s.user_id = ? AND s.stream_id = m.stream_id) AS active FROM message m WHERE m.id = ? AND m.realm_id = ?',
-  );
+    `SELECT m.id, m.stream_id, (SELECT active FROM subscription s WHERE s.user_id = ? AND s.stream_id = m.stream_id) AS active
+     FROM message m WHERE m.realm_id = ? AND m.id IN (SELECT value FROM json_each(?))`,
+  ).all(user.id, user.realm_id, JSON.stringify(ids)) as { id: number; stream_id: number | null; active: number | null }[];
+  const byId = new Map(rows.map((r) => [r.id, r]));
   for (const id of ids) {
-    const m = q.get(user.id, id, user.realm_id) as { stream_id: number | null; active: number | null } | undefined;
+    const m = byId.get(id);
     if (m && m.stream_id !== null && m.active !== 1) skipped.add(m.stream_id);
     else keep.push(id);
   }

@@ -35,6 +35,7 @@ import {
 } from '../lib/streams';
 import { activeBotOwnerId, findUserByEmail, findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
 import { checkSenderCanAccessRecipients } from '../lib/access';
+import { isEmailPublic } from '../lib/user-emails';
 import { sendTimeFlags } from './alert-words';
 import { accessGainedByConversation, announceAccessGained } from './user-access';
 import { queueMessagePush } from './push';
@@ -442,6 +443,8 @@ function announceMessage(
     flagsByUser[uid] = list;
   }
   const event: Record<string, unknown> = { type: 'message', message, flags_by_user: flagsByUser, raw_content: m.content };
+  const sender = findUserById(app.db, m.realm_id, m.sender_id);
+  if (sender && !isEmailPublic(sender)) event.sender_email_hidden = true;
   if (m.stream_id !== null) {
     const s = findStreamById(app.db, m.realm_id, m.stream_id);
     if (s && !s.invite_only) event.public_stream_realm_id = m.realm_id;

@@ -23,6 +23,7 @@ import { getRealmById } from '../lib/realm';
 import { accessUserById, findUserByDeliveryEmail, findUserByEmail, isAdmin, isOwner, type UserRow } from '../lib/users';
 import { isValidEmail } from '../lib/validate';
 import { activeUserIds, doUpdateUser } from './users';
+import { changeDeliveryEmail } from './user-access';
 
 function notifyFields(app: App, realmId: number): void {
   app.batch.onCommit(() =>
@@ -309,12 +310,7 @@ export function doUpdateUserByAdmin(app: App, acting: UserRow, targetId: number,
       if (!isValidEmail(email)) throw errors.badRequest('Invalid new email address.');
       const other = findUserByDeliveryEmail(app.db, target.realm_id, email) ?? findUserByEmail(app.db, target.realm_id, email);
       if (other && other.id !== target.id) throw errors.badRequest('New email value error: Already has an account.');
-      stmt(app.db, 'UPDATE user SET email = ?, delivery_email = ? WHERE id = ?').run(email, email, target.id);
-      app.batch.onCommit(() => {
-        const everyone = activeUserIds(app, target.realm_id);
-        app.events.send({ type: 'realm_user', op: 'update', person: { user_id: target.id, delivery_email: email } }, everyone);
-        app.events.send({ type: 'realm_user', op: 'update', person: { user_id: target.id, new_email: email } }, everyone);
-      });
+      changeDeliveryEmail(app, target, email);
     }
   });
 }

@@ -17,10 +17,11 @@ import {
   SETTINGS,
   settingValue,
 } from '../lib/settings';
-import { avatarUrl, findUserByDeliveryEmail, findUserByEmail, findUserById, isAdmin, isBot, type UserRow } from '../lib/users';
+import { findUserByDeliveryEmail, findUserByEmail, findUserById, isAdmin, isBot, type UserRow } from '../lib/users';
 import { checkFullName, isValidEmail, PASSWORD_MIN_LENGTH } from '../lib/validate';
 import { activeUserIds } from './users';
 import { deleteOtherSessions } from './sessions';
+import { changeDeliveryEmail, emailVisibilityChanged } from './user-access';
 
 export interface TargetUsers {
   user_ids?: number[];
@@ -79,6 +80,7 @@ function applySetting(app: App, user: UserRow, name: string, value: unknown): bo
   if (settingValue(user, name) === value) return false;
   // `name` is a key of SETTINGS, never request text: safe to splice into SQL.
   stmt(app.db, `UPDATE user SET "${name}" = ? WHERE id = ?`).run(toColumn(value), user.id);
+  if (name === 'email_address_visibility') emailVisibilityChanged(app, user, user.email_address_visibility);
   if (name === 'enable_drafts_synchronization' && value === false) {
     // zulip-compat: drafts are deleted without drafts events; clients keep their local copies.
     stmt(app.db, 'DELETE FROM draft WHERE user_id = ?').run(user.id);
@@ -267,24 +269,7 @@ export function doConfirmEmailChange(app: App, key: string): EmailConfirmResult 
     const other = findUserByDeliveryEmail(app.db, user.realm_id, row.new_email) ?? findUserByEmail(app.db, user.realm_id, row.new_email);
     if (other && other.id !== user.id) return { ok: false, reason: 'taken' };
     stmt(app.db, 'UPDATE email_change SET used = 1 WHERE id = ?').run(row.id);
-    stmt(app.db, 'UPDATE user SET email = ?, delivery_email = ? WHERE id = ?').run(row.new_email, row.new_email, user.id);
-    const updated = stmt(app.db, 'SELECT * FROM user WHERE id = ?').get(user.id) as UserRow;
-    const recipients = () => activeUserIds(app, user.realm_id);
-    const persons: Record<string, unknown>[] = [
-      { user_id: user.id, delivery_email: row.new_email },
-      { user_id: user.id, new_email: row.new_email },
-    ];
-    if (user.avatar_source === 'G') {
-      // The Gravatar URL hashes the address, so it changes with it.
-      persons.push({
-        user_id: user.id,
-        avatar_source: 'G',
-        avatar_url: avatarUrl(updated),
-        avatar_url_medium: avatarUrl(updated),
-        avatar_version: updated.avatar_version,
-      });
-    }
-    for (const person of persons) app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'update', person }, recipients()));
+    changeDeliveryEmail(app, user, row.new_email);
     return { ok: true, oldEmail: user.delivery_email, newEmail: row.new_email };
   });
 }

@@ -12,7 +12,6 @@ import {
   botAudience,
   findUserByDeliveryEmail,
   findUserById,
-  formatUser,
   isAdmin,
   isBot,
   isOwner,
@@ -22,6 +21,8 @@ import { checkFullName, checkPasswordStrength, isValidEmail } from '../lib/valid
 import { removeUserPushRegistrations } from './push';
 import { applyRealmUserDefaults } from './realm-defaults';
 import { syncSystemGroupsForRole } from './user-groups';
+import { announceUserCreated } from './user-access';
+import { apiEmailOf } from '../lib/user-emails';
 
 export interface NewUser {
   realmId: number;
@@ -96,9 +97,15 @@ export function doCreateUser(app: App, spec: NewUser): CreatedUser {
     );
     // New humans start from the organization's defaults (PATCH /realm/user_settings_defaults).
     if (spec.botType === null || spec.botType === undefined) applyRealmUserDefaults(app, { id: userId, realm_id: spec.realmId } as UserRow);
-    const row = findUserById(app.db, spec.realmId, userId) as UserRow;
+    let row = findUserById(app.db, spec.realmId, userId) as UserRow;
+    // A default that hides addresses gives the new user a placeholder API email (lib/user-emails.ts).
+    const apiEmail = apiEmailOf(app, row);
+    if (apiEmail !== row.email) {
+      stmt(app.db, 'UPDATE user SET email = ? WHERE id = ?').run(apiEmail, userId);
+      row = { ...row, email: apiEmail };
+    }
     // As Zulip's do_create_user: realm_user add, then the system groups' add_members.
-    app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'add', person: formatUser(row) }, activeUserIds(app, spec.realmId)));
+    announceUserCreated(app, row);
     syncSystemGroupsForRole(app, row, null, spec.role);
     return { userId, email: spec.email, apiKey };
   });

@@ -11,9 +11,10 @@ import { profileDataSchema } from '../lib/profile-fields';
 import { ROLES } from '../lib/roles';
 import { accessibleUsers, inaccessibleUser } from '../lib/access';
 import { nowSeconds } from '../lib/clock';
+import { fakeEmailDomain } from '../lib/user-emails';
 import {
+  accessUserByEmail,
   accessUserById,
-  findUserByEmail,
   formatOwnUser,
   formatUser,
   isoTime,
@@ -28,17 +29,12 @@ const lookupParams = {
   include_custom_profile_fields: p.bool().default(false),
 };
 
-/** Zulip refuses lookups of users outside the viewer's access (can_access_all_users_group). */
-function checkCanAccessUser(db: Db, viewer: UserRow, target: UserRow): void {
-  const access = accessibleUsers(db, viewer);
-  if (access && !access.has(target.id)) throw errors.insufficientPermission();
-}
-
-function present(db: Db, u: UserRow, opts: { client_gravatar: boolean; include_custom_profile_fields: boolean }) {
-  const out = formatUser(u, opts.include_custom_profile_fields ? { profileData: profileData(db, u.id) } : {});
-  // zulip-compat: with client_gravatar the client computes Gravatar URLs itself, so the server sends null.
-  if (opts.client_gravatar && u.avatar_source === 'G') out.avatar_url = null;
-  return out;
+/** `u` as `viewer` may see it (lookups check access first; see accessUserById). */
+function present(db: Db, viewer: UserRow, u: UserRow, opts: { client_gravatar: boolean; include_custom_profile_fields: boolean }) {
+  return formatUser(u, viewer, {
+    clientGravatar: opts.client_gravatar,
+    profileData: opts.include_custom_profile_fields ? profileData(db, u.id) : undefined,
+  });
 }
 
 export const userRoutes = [
@@ -62,10 +58,10 @@ export const userRoutes = [
         users = users.filter((u) => wanted.has(u.id));
       }
       const access = accessibleUsers(app.db, user);
-      const host = new URL(app.publicUrl).hostname;
+      const domain = fakeEmailDomain(app);
       const now = isoTime(nowSeconds(app.clock));
       return {
-        members: users.map((u) => (access && !access.has(u.id) ? inaccessibleUser(u.id, host, now) : present(app.db, u, params))),
+        members: users.map((u) => (access && !access.has(u.id) ? inaccessibleUser(u.id, domain, now) : present(app.db, user, u, params))),
       };
     },
   }),
@@ -76,8 +72,7 @@ export const userRoutes = [
     params: lookupParams,
     handle({ app, user, params, path }) {
       const target = accessUserById(app.db, user, Number(path.user_id), { allowDeactivated: true, allowBots: true });
-      checkCanAccessUser(app.db, user, target);
-      return { user: present(app.db, target, params) };
+      return { user: present(app.db, user, target, params) };
     },
   }),
   route({
@@ -86,10 +81,8 @@ export const userRoutes = [
     auth: 'user',
     params: lookupParams,
     handle({ app, user, params, path }) {
-      const target = findUserByEmail(app.db, user.realm_id, path.email);
-      if (!target) throw errors.noSuchUser();
-      checkCanAccessUser(app.db, user, target);
-      return { user: present(app.db, target, params) };
+      const target = accessUserByEmail(app, user, path.email, { allowDeactivated: true, allowBots: true });
+      return { user: present(app.db, user, target, params) };
     },
   }),
   route({

@@ -24,7 +24,8 @@
 // - `raw_content: string` (message): the Markdown source. `message.content` is the rendered HTML
 //   (content_type text/html); queues registered with apply_markdown=false get raw_content instead
 //   (content_type text/x-markdown). `message.avatar_url` is the full URL; client_gravatar queues get
-//   null for Gravatar URLs.
+//   null for Gravatar URLs, unless `sender_email_hidden: true` (message) says the client cannot
+//   compute it (the sender hides their address: lib/user-emails.ts).
 // - `public_stream_realm_id: number` (message): set when the message is in a public channel; queues
 //   of that realm registered with all_public_streams or a narrow get it too (flags []), filtered by
 //   their narrow, as in Zulip.

@@ -87,7 +87,7 @@ export function allocateQueue(app: App, user: UserRow, req: NewQueueRequest): Ev
 }
 
 /** Keys of bus events that steer delivery and never reach clients (see bus.ts). */
-const INTERNAL_KEYS = ['flags_by_user', 'raw_content', 'public_stream_realm_id', 'sender_queue_id', 'local_message_id'] as const;
+const INTERNAL_KEYS = ['flags_by_user', 'raw_content', 'public_stream_realm_id', 'sender_queue_id', 'local_message_id', 'sender_email_hidden'] as const;
 
 export class QueueRegistry {
   private readonly queues = new Map<string, EventQueue>();
@@ -378,7 +378,10 @@ class Adapter {
       m.content = raw;
       m.content_type = 'text/x-markdown';
     }
-    if (q.clientGravatar && typeof m.avatar_url === 'string' && m.avatar_url.includes('secure.gravatar.com/')) m.avatar_url = null;
+    // A hidden address cannot be hashed by the client: its Gravatar URL is sent as is (bus.ts).
+    if (q.clientGravatar && !this.event.sender_email_hidden && typeof m.avatar_url === 'string' && m.avatar_url.includes('secure.gravatar.com/')) {
+      m.avatar_url = null;
+    }
     if (!q.capabilities.empty_topic_name && m.type === 'stream' && m.subject === '') m.subject = this.emptyTopicName(q.realmId);
     this.messageVariants.set(key, (variant = { message: m, json: null }));
     return variant;

@@ -31,6 +31,7 @@ import { getRealmById, type RealmRow } from '../lib/realm';
 import { REALM_EXTRA_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES } from '../lib/realm-settings';
 import { avatarUrl, formatUser, isAdmin, isBot, isGuest, isOwner, isoTime, NOT_SYSTEM_BOT_SQL, type UserRow } from '../lib/users';
 import { ROLE } from '../lib/roles';
+import { fakeEmailDomain } from '../lib/user-emails';
 import { formatField, listFields } from '../lib/profile-fields';
 import { listGroups } from '../lib/user-groups';
 import type { ClientCapabilities } from './queue';
@@ -594,20 +595,18 @@ registerStateProvider('realm_user', (app, user, opts) => {
   // Users outside the viewer's access (can_access_all_users_group) are left out for clients that
   // declare user_list_incomplete, and shown as "Unknown user" placeholders to the others, as in Zulip.
   const access = accessibleUsers(db, user);
-  const host = new URL(app.publicUrl).hostname;
+  const domain = fakeEmailDomain(app);
   const nowIso = isoTime(nowSeconds(app.clock));
   for (const u of rows) {
     if (access && !access.has(u.id)) {
       if (!opts.capabilities.user_list_incomplete) {
-        const placeholder = inaccessibleUser(u.id, host, nowIso);
+        const placeholder = inaccessibleUser(u.id, domain, nowIso);
         delete placeholder.is_active;
         active.push(placeholder);
       }
       continue;
     }
-    const d = formatUser(u, isBot(u) ? {} : { profileData: profiles.get(u.id) ?? {} });
-    // zulip-compat: with client_gravatar the client computes Gravatar URLs itself.
-    if (opts.clientGravatar && u.avatar_source === 'G') d.avatar_url = null;
+    const d = formatUser(u, user, { clientGravatar: opts.clientGravatar, profileData: isBot(u) ? undefined : (profiles.get(u.id) ?? {}) });
     // The two lists say whether a user is active; Zulip drops the key from both.
     delete d.is_active;
     (u.is_active ? active : inactive).push(d);

@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
-import { isRealmDeactivated, rememberAuthHeader, userByApiEmail, userByAuthHeader } from '../lib/auth-cache';
+import { isRealmDeactivated, rememberAuthHeader, userByAuthHeader, userByDeliveryEmail } from '../lib/auth-cache';
 import { API_KEY_FORMAT, safeEqual } from '../lib/secrets';
 import { findUserByEmail, findUserById, isSystemBot, type UserRow } from '../lib/users';
 import { nowSeconds } from '../lib/clock';
@@ -56,7 +56,7 @@ export function authenticateBasic(app: App, header: string | undefined): UserRow
   }
   const { email, key } = parseBasic(header);
   if (!API_KEY_FORMAT.test(key)) throw errors.invalidApiKey('Malformed API key');
-  const user = userByApiEmail(app, app.realmId(), email);
+  const user = userByDeliveryEmail(app, app.realmId(), email);
   // System bots speak only through the server (Zulip's cross-realm bots have no key anyone holds):
   // their key, were it ever learned, authenticates nothing, and answers as a wrong key does.
   if (!user || isSystemBot(user) || !safeEqual(user.api_key, key)) throw errors.invalidApiKey();

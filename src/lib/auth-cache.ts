@@ -39,13 +39,17 @@ function cacheOf(app: App): Cache {
 // Bounded so that credential stuffing with many addresses cannot grow it without limit.
 const MAX_USERS = 10_000;
 
-/** The user with API email `email` (case-insensitive) in the realm, or null. Misses are not cached. */
-export function userByApiEmail(app: App, realmId: number, email: string): UserRow | null {
+/**
+ * The user whose real address (delivery_email, case-insensitive) is `email`, or null: the name Basic
+ * credentials carry, as in Zulip's access_user_by_api_key. Not the API email, which for a user who hides
+ * their address is the user{id}@host placeholder anyone can read. Misses are not cached.
+ */
+export function userByDeliveryEmail(app: App, realmId: number, email: string): UserRow | null {
   const cache = cacheOf(app);
   const key = `${realmId}:${email.toLowerCase()}`;
   const hit = cache.users.get(key);
   if (hit) return hit;
-  const row = (stmt(app.db, 'SELECT * FROM user WHERE realm_id = ? AND email = ? COLLATE NOCASE').get(realmId, email) as UserRow | undefined) ?? null;
+  const row = (stmt(app.db, 'SELECT * FROM user WHERE realm_id = ? AND delivery_email = ? COLLATE NOCASE').get(realmId, email) as UserRow | undefined) ?? null;
   if (row) {
     if (cache.users.size >= MAX_USERS) cache.users.clear();
     cache.users.set(key, Object.freeze(row) as UserRow);

@@ -14,6 +14,7 @@ export const RESOLVED_TOPIC_PREFIX = '✔ ';
 export const MAX_TOPIC_LENGTH = 60;
 import { realmTopicLinks, type TopicLink } from './linkifiers';
 import { avatarUrl, type UserRow } from './users';
+import { mayClientComputeAvatar } from './user-emails';
 
 export interface MessageRow {
   id: number;
@@ -66,6 +67,8 @@ interface SenderInfo {
   avatar_source: string;
   avatar_version: number;
   delivery_email: string;
+  email_address_visibility: number;
+  bot_type: number | null;
 }
 
 export interface FormatOptions {
@@ -199,7 +202,9 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
   return rows.map((m) => {
     let sender = senders.get(m.sender_id);
     if (!sender) {
-      sender = stmt(db, 'SELECT id, email, full_name, avatar_source, avatar_version, delivery_email FROM user WHERE id = ?').get(m.sender_id) as SenderInfo;
+      sender = stmt(db, 'SELECT id, email, full_name, avatar_source, avatar_version, delivery_email, email_address_visibility, bot_type FROM user WHERE id = ?').get(
+        m.sender_id,
+      ) as SenderInfo;
       senders.set(m.sender_id, sender);
     }
     let realm = realmStr.get(m.realm_id);
@@ -222,8 +227,9 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
       sender_full_name: sender.full_name,
       sender_email: sender.email,
       sender_realm_str: realm,
+      // A sender who hides their address gets the URL sent even to client_gravatar clients (Zulip's finalize_payload).
       avatar_url:
-        opts.clientGravatar && sender.avatar_source === 'G' ? null : avatarUrl({ delivery_email: sender.delivery_email, avatar_version: sender.avatar_version } as UserRow),
+        opts.clientGravatar && mayClientComputeAvatar(sender) ? null : avatarUrl({ delivery_email: sender.delivery_email, avatar_version: sender.avatar_version } as UserRow),
       content_type: opts.applyMarkdown ? 'text/html' : 'text/x-markdown',
     };
     if (m.stream_id !== null) {

@@ -500,6 +500,25 @@ export function messageMutedFor(db: Db, userId: number, messageId: number): bool
   return row?.muted === 1;
 }
 
+/**
+ * What the unread event of update_message_flags says about each message, in one statement for a list
+ * of ids (up to 5000; a query per message made marking 5000 unread take ~60 ms): where it is, and
+ * whether it is muted for the user (MUTED_CONDITION) and what flags the user has on it.
+ */
+export function unreadDetails(
+  db: Db,
+  userId: number,
+  realmId: number,
+  ids: readonly number[],
+): { id: number; stream_id: number | null; topic: string; direct_group_id: number | null; muted: number; flags: number | null }[] {
+  return stmt(
+    db,
+    `SELECT m.id, m.stream_id, m.topic, m.direct_group_id, ${MUTED_CONDITION} AS muted,
+       (SELECT flags FROM usermessage um WHERE um.user_id = ? AND um.message_id = m.id) AS flags
+     FROM message m WHERE m.realm_id = ? AND m.id IN (SELECT value FROM json_each(?)) ORDER BY m.id`,
+  ).all(userId, userId, userId, userId, realmId, JSON.stringify(ids)) as ReturnType<typeof unreadDetails>;
+}
+
 /** Whether `user` can read message `id`: their own row (written or implied), or a channel whose history they can read. */
 export function messageVisibleTo(db: Db, user: UserRow, id: number): boolean {
   if (userMessageFlags(db, user.id, id) !== null) return true;

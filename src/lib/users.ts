@@ -1,10 +1,12 @@
 // Read side of users: lookups, access checks for administrative actions, and the JSON shapes Zulip
 // clients expect (the user object of GET /users and the own-user object of GET /users/me).
 import crypto from 'node:crypto';
+import type { App } from '../app';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import { canAccessUser } from './access';
+import { canAccessDeliveryEmail, deliveryEmailFor, mayClientComputeAvatar, placeholderUserId } from './user-emails';
 import { ROLE } from './roles';
 import { materializeUserMessages } from './user-messages';
 
@@ -27,6 +29,8 @@ export interface UserRow {
   avatar_source: string;
   timezone: string;
   default_language: string;
+  /** Who may read delivery_email (lib/user-emails.ts). */
+  email_address_visibility: number;
   [setting: string]: unknown;
 }
 
@@ -147,6 +151,24 @@ export function accessUserById(
   return target;
 }
 
+/**
+ * Zulip's access_user_by_email: a placeholder address (user{id}@host) is looked up by id, as anyone may;
+ * a real address only among the users whose address the actor may read, so a hidden address cannot be
+ * confirmed by asking for it. Then the checks of accessUserById.
+ */
+export function accessUserByEmail(
+  app: App,
+  actor: UserRow,
+  email: string,
+  opts: { allowDeactivated?: boolean; allowBots?: boolean; forAdmin?: boolean } = {},
+): UserRow {
+  const id = placeholderUserId(app, email);
+  if (id !== null) return accessUserById(app.db, actor, id, opts);
+  const target = findUserByDeliveryEmail(app.db, actor.realm_id, email.trim());
+  if (!target || !canAccessDeliveryEmail(actor, target)) throw errors.noSuchUser();
+  return accessUserById(app.db, actor, target.id, opts);
+}
+
 /** Gravatar URL, as Zulip builds it for users without an uploaded avatar. */
 export function avatarUrl(u: UserRow): string {
   const email = u.delivery_email.toLowerCase();
@@ -176,8 +198,16 @@ export function isoTime(seconds: number): string {
 // The same instants (users' date_joined) are formatted on every request: remember them (bounded).
 const isoTimes = new Map<number, string>();
 
-/** The user object of GET /users and GET /users/{id} (Zulip's APIUserDict). */
-export function formatUser(u: UserRow, opts: { profileData?: Record<string, unknown> } = {}): Record<string, unknown> {
+/**
+ * The user object of GET /users, GET /users/{id}, /register and realm_user add events (Zulip's
+ * APIUserDict) as `viewer` may see it: delivery_email only where email_address_visibility lets them
+ * (lib/user-emails.ts). With clientGravatar, a Gravatar URL the client can build itself is left null.
+ */
+export function formatUser(
+  u: UserRow,
+  viewer: Pick<UserRow, 'id' | 'role'>,
+  opts: { profileData?: Record<string, unknown>; clientGravatar?: boolean } = {},
+): Record<string, unknown> {
   const out: Record<string, unknown> = {
     email: u.email,
     user_id: u.id,
@@ -191,8 +221,9 @@ export function formatUser(u: UserRow, opts: { profileData?: Record<string, unkn
     timezone: u.timezone,
     is_active: u.is_active === 1,
     date_joined: isoTime(u.date_joined),
-    avatar_url: avatarUrl(u),
-    delivery_email: u.delivery_email,
+    // zulip-compat: with client_gravatar the client computes Gravatar URLs itself, so the server sends null.
+    avatar_url: opts.clientGravatar && mayClientComputeAvatar(u) ? null : avatarUrl(u),
+    delivery_email: deliveryEmailFor(viewer, u),
     is_imported_stub: u.is_imported_stub === 1,
   };
   if (isBot(u)) {

@@ -196,8 +196,15 @@ describe('PATCH /users/{user_id}', () => {
       assert.deepEqual((await t.api(t.users.owner, 'PATCH', `/users/${target}`, { new_email: 'ros@example.com' })).body, ok);
       const u = (await t.api(t.users.owner, 'GET', `/users/${target}`)).body.user;
       assert.deepEqual([u.email, u.delivery_email], ['ros@example.com', 'ros@example.com']);
+      // As Zulip's do_change_user_delivery_email: the address, the Gravatar made from it, the API email.
+      const avatar = (await t.api(t.users.hamlet, 'GET', `/users/${target}`, { client_gravatar: false })).body.user.avatar_url;
       assert.deepEqual(await events(t.users.hamlet, q), [
         { type: 'realm_user', op: 'update', person: { user_id: target, delivery_email: 'ros@example.com' } },
+        {
+          type: 'realm_user',
+          op: 'update',
+          person: { user_id: target, avatar_source: 'G', avatar_url: avatar, avatar_url_medium: avatar, avatar_version: 1 },
+        },
         { type: 'realm_user', op: 'update', person: { user_id: target, new_email: 'ros@example.com' } },
       ]);
       // A refused part leaves the rest unchanged.
