@@ -2,7 +2,7 @@
 // users' private lists (has_alert_word, and messages from muted senders arriving already read).
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
-import { watchedCache } from '../db/watch';
+import { watchedCache, watchTable } from '../db/watch';
 import { errors } from '../http/errors';
 import { AhoCorasick } from '../lib/aho-corasick';
 import { FLAG } from '../lib/narrow';
@@ -85,14 +85,18 @@ export function sendTimeFlags(app: App, sender: UserRow, content: string, recipi
   // Both lookups run on every send: answered from memory, kept until an alert word, mute or user changes.
   const watchers = activeAlertWordUsers(app);
   if (watchers.size > 0 && recipients.some((uid) => watchers.has(uid))) {
-    // One pass over the content for every word of every user (Zulip's realm automaton), then the
-    // users found are narrowed to this message's active recipients.
+    // One pass over the content for the words of every user with a short list (Zulip's realm
+    // automaton), one more per recipient with a long list; the users found are narrowed to this
+    // message's active recipients.
     const lower = content.toLowerCase();
-    const found = alertWordAutomaton(app).matches(
-      lower,
-      (start, end) => (start === 0 || BEFORE.has(lower[start - 1])) && (end >= lower.length || AFTER.has(lower[end])),
-    );
-    const matched = new Set(found.flat());
+    const accept = (start: number, end: number) => (start === 0 || BEFORE.has(lower[start - 1])) && (end >= lower.length || AFTER.has(lower[end]));
+    const index = alertWordIndex(app);
+    const matched = new Set(index.shared.automaton.matches(lower, accept).flat());
+    for (const uid of recipients) {
+      const own = index.own.get(uid);
+      // Its words are all this user's: the first match settles it.
+      if (own && watchers.has(uid) && own.automaton.matches(lower, accept, { first: true }).length > 0) matched.add(uid);
+    }
     for (const uid of recipients) if (matched.has(uid) && watchers.has(uid)) out.set(uid, (out.get(uid) ?? 0) | FLAG.has_alert_word);
   }
   const muters = mutersOf(app, sender.id);
@@ -101,18 +105,75 @@ export function sendTimeFlags(app: App, sender: UserRow, content: string, recipi
 }
 
 /**
- * The automaton of every alert word in the realm (lower-cased), each word carrying the ids of the users
- * who have it. Built on the first send after a word changes, then shared by every send: it depends on
- * alert_word alone, so users' other changes (a login, a setting) do not rebuild it.
+ * Lists longer than this many characters get an automaton of their own. A change to any word rebuilds
+ * the automaton holding it on the next send; with one automaton for the realm (Zulip's design) that is
+ * every word of every user, and ten members with the largest lists (a million characters) made the
+ * send after any change take most of a second. Short lists, nearly everyone's (ten words of twenty
+ * characters are 200), stay shared: one pass over a message for all of them; a long list costs one
+ * more pass for each message its owner receives.
  */
-function alertWordAutomaton(app: App): AhoCorasick<number> {
-  return watchedCache<number, AhoCorasick<number>>(app.db, 'alertWordAutomaton', ['alert_word']).get(app.realmId(), () => {
-    const rows = stmt(app.db, 'SELECT a.user_id, a.word FROM alert_word a JOIN user u ON u.id = a.user_id WHERE u.realm_id = ?').all(app.realmId()) as {
-      user_id: number;
-      word: string;
-    }[];
-    return new AhoCorasick(rows.map((r) => [r.word.toLowerCase(), r.user_id] as const));
-  });
+const OWN_AUTOMATON_CHARS = 2_000;
+
+interface Built {
+  /** The lower-cased words it was built from (what a rebuild compares). */
+  key: string;
+  automaton: AhoCorasick<number>;
+}
+
+interface AlertWordIndex {
+  dirty: boolean;
+  realmId: number;
+  /** Every word of every user whose list is short, each carrying the ids of the users with it. */
+  shared: Built;
+  /** One automaton per user with a long list. */
+  own: Map<number, Built>;
+}
+
+const indexes = new WeakMap<App['db'], AlertWordIndex>();
+
+/**
+ * The realm's alert-word automata (lower-cased words). After any change to alert_word the words are
+ * read again and only the automata whose words differ are rebuilt, on the first send that needs them:
+ * the cost of a change is bounded by one long list, or by the short lists together.
+ */
+function alertWordIndex(app: App): AlertWordIndex {
+  let index = indexes.get(app.db);
+  if (!index) {
+    const fresh: AlertWordIndex = { dirty: true, realmId: app.realmId(), shared: { key: '', automaton: new AhoCorasick([]) }, own: new Map() };
+    watchTable(app.db, 'alert_word', () => (fresh.dirty = true));
+    indexes.set(app.db, fresh);
+    index = fresh;
+  }
+  if (!index.dirty && index.realmId === app.realmId()) return index;
+  const rows = stmt(app.db, 'SELECT a.user_id, a.word FROM alert_word a JOIN user u ON u.id = a.user_id WHERE u.realm_id = ? ORDER BY a.user_id').all(app.realmId()) as {
+    user_id: number;
+    word: string;
+  }[];
+  const byUser = new Map<number, string[]>();
+  for (const r of rows) {
+    let list = byUser.get(r.user_id);
+    if (!list) byUser.set(r.user_id, (list = []));
+    list.push(r.word.toLowerCase());
+  }
+  const own = new Map<number, Built>();
+  const shared: [string, number][] = [];
+  const sharedKey: string[] = [];
+  for (const [uid, words] of byUser) {
+    const key = words.join('\n');
+    if (key.length <= OWN_AUTOMATON_CHARS) {
+      for (const w of words) shared.push([w, uid]);
+      sharedKey.push(`${uid}\n${key}`);
+      continue;
+    }
+    const before = index.own.get(uid);
+    own.set(uid, before?.key === key ? before : { key, automaton: new AhoCorasick(words.map((w) => [w, uid] as const)) });
+  }
+  const key = sharedKey.join('\n\n');
+  if (index.shared.key !== key) index.shared = { key, automaton: new AhoCorasick(shared) };
+  index.own = own;
+  index.realmId = app.realmId();
+  index.dirty = false;
+  return index;
 }
 
 /** Active users of the realm with at least one alert word (a deactivated user's words never match). */

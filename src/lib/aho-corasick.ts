@@ -27,7 +27,12 @@ class Edges {
   }
 
   private slot(node: number, unit: number): number {
-    return (Math.imul(node, 0x9e3779b1) ^ Math.imul(unit + 1, 0x85ebca77)) & this.mask;
+    // A full mix (murmur3's finalizer): sequential node ids with a few units otherwise cluster in
+    // the low bits, and linear probing then slows down with the table's size.
+    let h = Math.imul(node, 0x9e3779b1) ^ unit;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    return (h ^ (h >>> 16)) & this.mask;
   }
 
   /** The child of `node` by `unit`, or -1. */
@@ -140,11 +145,13 @@ export class AhoCorasick<T> {
 
   /**
    * The values of every pattern that occurs in `text` at a place `accept(start, end)` allows (end
-   * exclusive), each pattern once, in the order first accepted. Linear in the text: each position
+   * exclusive), each pattern once, in the order first accepted; with `first`, only the first one (when
+   * every pattern carries the same value, the answer is known then). Linear in the text: each position
    * follows at most as many dictionary links as there are pattern lengths ending there.
    */
-  matches(text: string, accept: (start: number, end: number) => boolean): T[][] {
+  matches(text: string, accept: (start: number, end: number) => boolean, opts: { first?: boolean } = {}): T[][] {
     const out: T[][] = [];
+    const first = opts.first === true;
     const stamp = ++this.scanId;
     const { edges, fail, dict, valueIndex, valueLists, depth, seen } = this;
     let node = 0;
@@ -164,6 +171,7 @@ export class AhoCorasick<T> {
         if (accept(i + 1 - depth[t], i + 1)) {
           seen[t] = stamp;
           out.push(valueLists[valueIndex[t]]);
+          if (first) return out;
         }
       }
     }

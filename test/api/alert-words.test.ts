@@ -126,4 +126,28 @@ describe('has_alert_word at send', () => {
     assert.deepEqual(await flags('A sand castle.'), { admin: ['has_alert_word'], moderator: [] });
     await t.api(t.users.admin, 'DELETE', '/users/me/alert_words', { alert_words: ['sandcastle', 'sand castle', 'deploy'] });
   });
+
+  it('matches a long list (an automaton of its own) as a short one, and follows its changes', async () => {
+    const channel = await createChannel(t, t.users.owner, 'alerts-long', [t.users.admin, t.users.moderator, t.users.othello]);
+    // 40 words of 100 characters: past the 2000 characters that share the realm's automaton.
+    const long = Array.from({ length: 40 }, (_, i) => `${String(i).padStart(2, '0')}${'x'.repeat(98)}`);
+    await t.api(t.users.admin, 'POST', '/users/me/alert_words', { alert_words: [...long, 'Quokka'] });
+    await t.api(t.users.moderator, 'POST', '/users/me/alert_words', { alert_words: ['quokka', 'wombat'] });
+    const flags = async (content: string) => {
+      const id = await sendToChannel(t, t.users.othello, channel, 'long', content);
+      const get = async (u: TestUser) => (await t.api(u, 'GET', '/messages', { anchor: id, num_before: 0, num_after: 0, narrow: [] })).body.messages[0].flags;
+      return { admin: await get(t.users.admin), moderator: await get(t.users.moderator) };
+    };
+    assert.deepEqual(await flags('a QUOKKA!'), { admin: ['has_alert_word'], moderator: ['has_alert_word'] });
+    assert.deepEqual(await flags(`see ${long[39]}.`), { admin: ['has_alert_word'], moderator: [] });
+    assert.deepEqual(await flags(`see ${long[39]}x`), { admin: [], moderator: [] });
+    assert.deepEqual(await flags('a wombat'), { admin: [], moderator: ['has_alert_word'] });
+    await t.api(t.users.admin, 'DELETE', '/users/me/alert_words', { alert_words: ['quokka'] });
+    await t.api(t.users.admin, 'POST', '/users/me/alert_words', { alert_words: ['wombat'] });
+    assert.deepEqual(await flags('a quokka and a wombat'), { admin: ['has_alert_word'], moderator: ['has_alert_word'] });
+    assert.deepEqual(await flags('a quokka'), { admin: [], moderator: ['has_alert_word'] });
+    await t.api(t.users.admin, 'DELETE', '/users/me/alert_words', { alert_words: [...long, 'wombat'] });
+    assert.deepEqual(await flags('a wombat'), { admin: [], moderator: ['has_alert_word'] });
+    await t.api(t.users.moderator, 'DELETE', '/users/me/alert_words', { alert_words: ['quokka', 'wombat'] });
+  });
 });

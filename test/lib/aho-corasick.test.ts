@@ -57,6 +57,13 @@ describe('AhoCorasick', () => {
     ]);
   });
 
+  it('stops at the first accepted match when asked', () => {
+    const ac = new AhoCorasick([['b', 'b'] as const, ['ab', 'ab'] as const, ['c', 'c'] as const]);
+    assert.deepEqual(ac.matches('abc', anywhere, { first: true }), [['ab']]);
+    assert.deepEqual(ac.matches('abc', (s) => s > 0, { first: true }), [['b']]);
+    assert.deepEqual(ac.matches('abc', () => false, { first: true }), []);
+  });
+
   it('keeps every value of a pattern given twice', () => {
     const ac = new AhoCorasick([['rome', 7] as const, ['rome', 9] as const, ['castle', 7] as const]);
     assert.deepEqual(ac.matches('rome', anywhere), [[7, 9]]);
