@@ -23,14 +23,15 @@ const RE2_CODE_TEXTS: Record<string, string> = {
 };
 
 /**
- * The largest program (re2js instructions, as messages wrap the pattern) a linkifier may compile to.
- * RE2 bounds the time to match by the text's length times the program's size, and refuses programs
- * past its memory budget ("pattern too large - compile failed", about 87,000 instructions). In
- * JavaScript a step costs about 0.1 µs per instruction, so ours is smaller: the worst pattern it
- * admits takes about 0.25 s on the longest message (bench/linkifiers.ts). Real linkifiers need far
- * less: `#(?P<id>[0-9]+)` is 19, Zulip's longest test pattern (seven groups, bounded repeats) 80.
+ * The largest program (re2js instructions, with the wrapping messages add) a linkifier may compile
+ * to. RE2 bounds the time to match by the text's length times the program's size, and refuses a
+ * program past its memory budget ("pattern too large - compile failed", about 87,000 instructions).
+ * In JavaScript a step costs up to ~0.1 µs per instruction, so ours is smaller: the costliest shapes
+ * it admits take 50-80 ms of CPU on the longest message, every word a match (bench/linkifiers.ts).
+ * Real linkifiers fit: `#(?P<id>[0-9]+)` is 19, a commit hash `[0-9a-f]{7,40}` 89, Zulip's
+ * seven-group test pattern 80.
  */
-export const MAX_PROGRAM_SIZE = 250;
+export const MAX_PROGRAM_SIZE = 100;
 
 /** RE2's message ("missing ): (foo") for an error re2js threw. */
 function re2Message(err: unknown): string {

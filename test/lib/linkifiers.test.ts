@@ -42,7 +42,8 @@ describe('compilePattern', () => {
       ['\\pX', 'invalid character class range: \\pX'],
       ['(?P<id>a)(?P<id>b)', 'duplicate capture group name: id'],
       // A program past MAX_PROGRAM_SIZE, as RE2 refuses one past its memory budget.
-      [`(?P<id>${'[a-z]{1000}'.repeat(11)})`, 'pattern too large - compile failed'],
+      ['(?P<id>[a-z]{1000})', 'pattern too large - compile failed'],
+      ['(?P<id>[0-9a-f]{7,60})', 'pattern too large - compile failed'],
       // The name would clash with the group that wraps every pattern in messages.
       ['(?P<linkifier_actual_match>x)', 'duplicate capture group name: linkifier_actual_match'],
     ];
@@ -56,6 +57,12 @@ describe('compilePattern', () => {
     assert.deepEqual(compilePattern('(?P<id>(a+)+)').groups, ['id']);
     assert.deepEqual(compilePattern('(?P<b>x)(?P<a>y)').groups, ['b', 'a']);
     assert.deepEqual(compilePattern('x(?i)y\\Q.*\\E[[:alpha:]]\\pN').groups, []);
+    // Real patterns near the size limit: a commit hash, and Zulip's seven-group test pattern.
+    assert.deepEqual(compilePattern('(?P<id>[0-9a-f]{7,40})').groups, ['id']);
+    assert.deepEqual(
+      compilePattern('FOO_(?P<id>[a-f]{5});(?P<zone>[a-f]);(?P<domain>[a-z]+);(?P<location>[a-z]+);(?P<name>[a-z]{2,8});(?P<chapter>[0-9]{2,3});(?P<fragment>[a-z]{2,8})').groups,
+      ['id', 'zone', 'domain', 'location', 'name', 'chapter', 'fragment'],
+    );
   });
 });
 
