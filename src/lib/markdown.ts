@@ -669,13 +669,14 @@ function tex(state: StateInline, silent: boolean): boolean {
 }
 
 /**
- * KaTeX work one message may cause, in units of TeX source: a code unit is 1; '&' (a matrix cell), a
- * backslash (a command) or a non-ASCII character (an accented or unknown glyph: the costly ones) is 5.
- * The worst shapes take about 3 µs of CPU per unit (bench/security-bounds.ts), so a message's math
- * renders in ~15 ms; unbounded, a 10,000-column matrix took a second. Math past the budget is shown as
- * its source, as Zulip shows math its KaTeX service did not render within its 0.5 s timeout.
+ * KaTeX work one message may cause, in units of TeX source: each expression costs 10 (a call to KaTeX
+ * has a fixed cost), each of its characters 1, a backslash (a command) or a non-ASCII character (an
+ * accented or unknown glyph) 5, and '&' (a matrix cell) 8. The costliest shapes take about 5 µs of CPU
+ * per unit (bench/security-bounds.ts), so a message's math renders in ~10 ms; unbounded, a 10,000-column
+ * matrix took a second. Math past the budget is shown as its source, as Zulip shows math its KaTeX
+ * service did not render within its 0.5 s timeout.
  */
-export const MAX_TEX_COST_PER_MESSAGE = 5000;
+export const MAX_TEX_COST_PER_MESSAGE = 2000;
 
 // Macro definitions: a short source can expand to unbounded work (KaTeX's maxExpand counts
 // expansions, not what they produce: 2 KB of \def took 40 s and 230 MB). Such math is shown as source.
@@ -683,10 +684,11 @@ const TEX_MACRO_DEFINITION = /\\(?:[gex]?def|let|futurelet|global|(?:re)?newcomm
 
 /** The cost of rendering `body` in budget units (see MAX_TEX_COST_PER_MESSAGE). */
 export function texCost(body: string): number {
-  let cost = body.length;
+  let cost = 10 + body.length;
   for (let i = 0; i < body.length; i++) {
     const c = body.charCodeAt(i);
-    if (c === 0x26 /* & */ || c === 0x5c /* \ */ || c > 0x7f) cost += 4;
+    if (c === 0x26 /* & */) cost += 7;
+    else if (c === 0x5c /* \ */ || c > 0x7f) cost += 4;
   }
   return cost;
 }

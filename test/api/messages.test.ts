@@ -546,20 +546,24 @@ describe('POST /messages/render', () => {
   // service did not render.
   const render = async (content: string) => (await t.api(t.users.hamlet, 'POST', '/messages/render', { content })).body;
   const source = (tex: string) => ({ ...SUCCESS, rendered: `<p><span class="tex-error">${tex.replace(/&/g, '&amp;')}</span></p>` });
-  // Cost: 1 per character, 5 per '&', backslash or non-ASCII character; 34 + 5 × cells for this one.
+  // Cost: 10 per expression, 1 per character, 5 per backslash or non-ASCII character, 8 per '&';
+  // 44 + 8 × cells for this one. The budget is 2000.
   const matrix = (cells: number) => `$$\\begin{matrix}${'&'.repeat(cells)}\\end{matrix}$$`;
 
   it('renders math up to the budget and shows the rest as source', async () => {
-    assert.ok((await render(matrix(993))).rendered.startsWith('<p><span class="katex">'), 'cost 4999 renders');
-    assert.deepEqual(await render(matrix(994)), source(matrix(994)));
-    // The budget is the message's: after a 4999 expression, one of cost 2 is source, one of cost 1 renders.
-    const both = (await render(`${matrix(993)} $$xy$$ $$z$$`)).rendered as string;
-    assert.ok(both.includes('<span class="tex-error">$$xy$$</span> <span class="katex">'), both.slice(-300));
+    assert.ok((await render(matrix(244))).rendered.startsWith('<p><span class="katex">'), 'cost 1996 renders');
+    assert.deepEqual(await render(matrix(245)), source(matrix(245)));
+    // The budget is the message's: after 1988, one of cost 13 is source, one of cost 12 renders.
+    const both = (await render(`${matrix(243)} $$xyz$$ $$xy$$`)).rendered as string;
+    assert.ok(both.includes('<span class="tex-error">$$xyz$$</span> <span class="katex">'), both.slice(-300));
     // The review's matrix as wide as a message allows (a second of KaTeX, 5.7 MB of HTML) costs nothing to show.
     const wide = await render(matrix(9_950));
     assert.ok(wide.rendered === source(matrix(9_950)).rendered, String(wide.rendered).slice(0, 80));
     const block = '```math\n\\begin{matrix}' + '&'.repeat(2000) + '\\end{matrix}\n```';
     assert.deepEqual(await render(block), source('\\begin{matrix}' + '&'.repeat(2000) + '\\end{matrix}'));
+    // Many small expressions add up too (each call to KaTeX has its cost): 153 of 13 fit.
+    const many = (await render(Array(200).fill('$$x^2$$').join(' '))).rendered as string;
+    assert.deepEqual([many.split('<span class="katex">').length - 1, many.split('<span class="tex-error">$$x^2$$</span>').length - 1], [153, 47]);
   });
 
   it('shows math that defines macros as its source (a short definition can expand to unbounded work)', async () => {

@@ -621,13 +621,13 @@ describe('renderMarkdown: robustness', () => {
   });
   it('keeps the HTML small: math past the message\'s KaTeX budget stays source', () => {
     // 660 of these made 1.4 MB of HTML (past MAX_RENDER_OUTPUT, so the message fell back to plain
-    // text); each costs 14 of the 5000 budget units, so 357 render and the rest show their source.
+    // text); each costs 24 of the 2000 budget units, so 83 render and the rest show their source.
     const errors: unknown[] = [];
     const input = ' $$\\sqrt{x^2}$$'.repeat(660);
     const r = renderMarkdown(input, context({ onError: (e) => errors.push(e) }));
     assert.equal(errors.length, 0);
-    assert.equal(r.html.split('<span class="katex">').length - 1, Math.floor(MAX_TEX_COST_PER_MESSAGE / 14));
-    assert.equal(r.html.split('<span class="tex-error">$$\\sqrt{x^2}$$</span>').length - 1, 660 - Math.floor(MAX_TEX_COST_PER_MESSAGE / 14));
+    assert.equal(r.html.split('<span class="katex">').length - 1, Math.floor(MAX_TEX_COST_PER_MESSAGE / 24));
+    assert.equal(r.html.split('<span class="tex-error">$$\\sqrt{x^2}$$</span>').length - 1, 660 - Math.floor(MAX_TEX_COST_PER_MESSAGE / 24));
     assert.ok(r.html.length < MAX_RENDER_OUTPUT, `got ${r.html.length} characters`);
   });
   it('cuts input at MAX_RENDER_INPUT characters', () => {
