@@ -89,13 +89,22 @@ export function sendTimeFlags(app: App, sender: UserRow, content: string, recipi
     // automaton), one more per recipient with a long list; the users found are narrowed to this
     // message's active recipients.
     const lower = content.toLowerCase();
-    const accept = (start: number, end: number) => (start === 0 || BEFORE.has(lower[start - 1])) && (end >= lower.length || AFTER.has(lower[end]));
+    // Where a word may start and end, by offset, worked out once for every automaton and word.
+    const starts = new Uint8Array(lower.length + 1);
+    const ends = new Uint8Array(lower.length + 1);
+    starts[0] = 1;
+    ends[lower.length] = 1;
+    for (let i = 0; i < lower.length; i++) {
+      if (BEFORE.has(lower[i])) starts[i + 1] = 1;
+      if (AFTER.has(lower[i])) ends[i] = 1;
+    }
+    const accept = (start: number, end: number) => starts[start] === 1 && ends[end] === 1;
     const index = alertWordIndex(app);
-    const matched = new Set(index.shared.automaton.matches(lower, accept).flat());
+    const matched = new Set(index.shared.automaton.matches(lower, accept, { ends }).flat());
     for (const uid of recipients) {
       const own = index.own.get(uid);
       // Its words are all this user's: the first match settles it.
-      if (own && watchers.has(uid) && own.automaton.matches(lower, accept, { first: true }).length > 0) matched.add(uid);
+      if (own && watchers.has(uid) && own.automaton.matches(lower, accept, { first: true, ends }).length > 0) matched.add(uid);
     }
     for (const uid of recipients) if (matched.has(uid) && watchers.has(uid)) out.set(uid, (out.get(uid) ?? 0) | FLAG.has_alert_word);
   }

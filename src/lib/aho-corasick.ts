@@ -146,12 +146,16 @@ export class AhoCorasick<T> {
   /**
    * The values of every pattern that occurs in `text` at a place `accept(start, end)` allows (end
    * exclusive), each pattern once, in the order first accepted; with `first`, only the first one (when
-   * every pattern carries the same value, the answer is known then). Linear in the text: each position
-   * follows at most as many dictionary links as there are pattern lengths ending there.
+   * every pattern carries the same value, the answer is known then); `ends` may say in advance where
+   * accept would refuse every end. Linear in the text: each position follows at most as many
+   * dictionary links as there are pattern lengths ending there.
    */
-  matches(text: string, accept: (start: number, end: number) => boolean, opts: { first?: boolean } = {}): T[][] {
+  matches(text: string, accept: (start: number, end: number) => boolean, opts: { first?: boolean; ends?: Uint8Array } = {}): T[][] {
     const out: T[][] = [];
     const first = opts.first === true;
+    // Where a match may end (1) or not (0), by end offset: the patterns ending elsewhere are not
+    // looked at, which saves following their links where no boundary is.
+    const ends = opts.ends;
     const stamp = ++this.scanId;
     const { edges, fail, dict, valueIndex, valueLists, depth, seen } = this;
     let node = 0;
@@ -166,6 +170,7 @@ export class AhoCorasick<T> {
         if (node === 0) break;
         node = fail[node];
       }
+      if (ends !== undefined && ends[i + 1] === 0) continue;
       for (let t = valueIndex[node] !== -1 ? node : dict[node]; t !== 0; t = dict[t]) {
         if (seen[t] === stamp) continue;
         if (accept(i + 1 - depth[t], i + 1)) {

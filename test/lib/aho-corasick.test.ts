@@ -78,6 +78,10 @@ describe('AhoCorasick', () => {
       const text = word(60);
       const accept = (s: number, e: number) => (s === 0 || text[s - 1] === ' ') && (e === text.length || text[e] === ' ' || text[e] === '.');
       assert.deepEqual(automaton(patterns, text, accept), naive(patterns, text, accept), JSON.stringify({ patterns, text }));
+      // Telling it where matches may end changes nothing but the work.
+      const ends = Uint8Array.from({ length: text.length + 1 }, (_, e) => (e === text.length || text[e] === ' ' || text[e] === '.' ? 1 : 0));
+      const ac = new AhoCorasick(patterns.map((p) => [p, p] as const));
+      assert.deepEqual([...new Set(ac.matches(text, accept, { ends }).flat())].sort(), naive(patterns, text, accept));
       assert.deepEqual(automaton(patterns, text, anywhere), naive(patterns, text, anywhere), JSON.stringify({ patterns, text }));
     }
   });
