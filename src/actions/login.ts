@@ -2,10 +2,10 @@
 // its first login, which then becomes date_joined and is announced as a realm_user update.
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
+import { userIdsWhoCanAccess } from '../lib/access';
 import { nowSeconds } from '../lib/clock';
 import { isoTime, type UserRow } from '../lib/users';
 import { updateFullMembersGroup } from './user-groups';
-import { activeUserIds } from './users';
 
 /** Notes a successful password login for `user`. */
 export function doRecordLogin(app: App, user: UserRow): void {
@@ -16,7 +16,7 @@ export function doRecordLogin(app: App, user: UserRow): void {
       app.batch.onCommit(() =>
         app.events.send(
           { type: 'realm_user', op: 'update', person: { user_id: user.id, date_joined: isoTime(now) } },
-          activeUserIds(app, user.realm_id),
+          userIdsWhoCanAccess(app.db, user),
         ),
       );
       // The waiting period for role:fullmembers counts from the new date_joined.

@@ -2,6 +2,7 @@
 // Field changes send custom_profile_fields (the whole list); value changes send realm_user updates.
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
+import { userIdsWhoCanAccess } from '../lib/access';
 import { errors } from '../http/errors';
 import { codePoints } from '../http/params';
 import {
@@ -20,7 +21,7 @@ import {
 } from '../lib/profile-fields';
 import { renderPlain } from '../lib/render';
 import { getRealmById } from '../lib/realm';
-import { accessUserById, findUserByDeliveryEmail, findUserByEmail, isAdmin, isOwner, type UserRow } from '../lib/users';
+import { accessUserById, findUserByDeliveryEmail, findUserByEmail, findUserById, isAdmin, isOwner, type UserRow } from '../lib/users';
 import { isValidEmail } from '../lib/validate';
 import { activeUserIds, doUpdateUser } from './users';
 import { changeDeliveryEmail } from './user-access';
@@ -224,7 +225,7 @@ function removeValue(app: App, f: ProfileFieldRow, userId: number): void {
   app.batch.onCommit(() =>
     app.events.send(
       { type: 'realm_user', op: 'update', person: { user_id: userId, custom_profile_field: { id: f.id, value: null } } },
-      activeUserIds(app, f.realm_id),
+      userIdsWhoCanAccess(app.db, findUserById(app.db, f.realm_id, userId) as UserRow),
     ),
   );
 }
@@ -269,7 +270,7 @@ export function updateProfileData(app: App, acting: UserRow, target: UserRow, da
     const field: Record<string, unknown> = { id: f.id, value };
     if (rendered !== null) field.rendered_value = rendered;
     app.batch.onCommit(() =>
-      app.events.send({ type: 'realm_user', op: 'update', person: { user_id: target.id, custom_profile_field: field } }, activeUserIds(app, target.realm_id)),
+      app.events.send({ type: 'realm_user', op: 'update', person: { user_id: target.id, custom_profile_field: field } }, userIdsWhoCanAccess(app.db, target)),
     );
   }
 }

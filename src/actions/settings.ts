@@ -2,6 +2,7 @@
 // confirmation link), and administrators' bulk changes through target_users.
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
+import { userIdsWhoCanAccess } from '../lib/access';
 import { errors } from '../http/errors';
 import { nowSeconds } from '../lib/clock';
 import { sendEmail } from '../lib/email';
@@ -19,7 +20,6 @@ import {
 } from '../lib/settings';
 import { findUserByDeliveryEmail, findUserByEmail, findUserById, isAdmin, isBot, type UserRow } from '../lib/users';
 import { checkFullName, isValidEmail, PASSWORD_MIN_LENGTH } from '../lib/validate';
-import { activeUserIds } from './users';
 import { deleteOtherSessions } from './sessions';
 import { changeDeliveryEmail, emailVisibilityChanged } from './user-access';
 
@@ -92,14 +92,14 @@ function applySetting(app: App, user: UserRow, name: string, value: unknown): bo
     app.batch.onCommit(() =>
       app.events.send(
         { type: 'realm_user', op: 'update', person: { email: user.email, user_id: user.id, timezone: value } },
-        activeUserIds(app, user.realm_id),
+        userIdsWhoCanAccess(app.db, user),
       ),
     );
   }
   if (name === 'presence_enabled') {
     // zulip-compat: the deprecated user_status `away` mirrors presence_enabled.
     app.batch.onCommit(() =>
-      app.events.send({ type: 'user_status', user_id: user.id, away: value === false }, activeUserIds(app, user.realm_id)),
+      app.events.send({ type: 'user_status', user_id: user.id, away: value === false }, userIdsWhoCanAccess(app.db, user)),
     );
   }
   return true;
@@ -166,7 +166,7 @@ export function doChangeSettings(app: App, acting: UserRow, change: SettingsChan
           app.batch.onCommit(() =>
             app.events.send(
               { type: 'realm_user', op: 'update', person: { user_id: user.id, full_name: name } },
-              activeUserIds(app, user.realm_id),
+              userIdsWhoCanAccess(app.db, user),
             ),
           );
         }

@@ -2,6 +2,7 @@
 // check* validates inside the write; do* writes and queues events with onCommit.
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
+import { userIdsWhoCanAccess } from '../lib/access';
 import { errors } from '../http/errors';
 import { nowSeconds } from '../lib/clock';
 import { ROLE } from '../lib/roles';
@@ -187,7 +188,7 @@ function setActive(app: App, target: UserRow, active: boolean): void {
   app.batch.onCommit(() =>
     app.events.send(
       { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: active } },
-      activeUserIds(app, target.realm_id),
+      userIdsWhoCanAccess(app.db, target),
     ),
   );
 }
@@ -206,7 +207,7 @@ export function doUpdateUser(app: App, acting: UserRow, targetId: number, change
       stmt(app.db, 'UPDATE user SET role = ? WHERE id = ?').run(change.role, target.id);
       // As in Zulip, the realm_user event goes first, then the system groups' remove_members/add_members.
       const person = { user_id: target.id, role: change.role };
-      app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'update', person }, activeUserIds(app, target.realm_id)));
+      app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'update', person }, userIdsWhoCanAccess(app.db, target)));
       syncSystemGroupsForRole(app, target, target.role, change.role);
     }
     // zulip-compat: an empty or all-whitespace full_name is ignored, not refused.
@@ -217,7 +218,8 @@ export function doUpdateUser(app: App, acting: UserRow, targetId: number, change
         notify.push({ user_id: target.id, full_name: name });
       }
     }
-    const recipients = () => activeUserIds(app, target.realm_id);
+    // Only those who can access the user hear of it (Zulip's get_user_ids_who_can_access_user).
+    const recipients = () => userIdsWhoCanAccess(app.db, target);
     for (const person of notify) app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'update', person }, recipients()));
   });
 }

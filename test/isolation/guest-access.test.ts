@@ -143,3 +143,32 @@ describe('GET /users/{user_id}/subscriptions/{stream_id}', () => {
     assert.deepEqual(member.body, { ...SUCCESS, is_subscribed: false });
   });
 });
+
+describe('changes to users the guest cannot access', () => {
+  it('are announced to those who can access the user only (Zulip: get_user_ids_who_can_access_user)', async () => {
+    const u = t.users;
+    // Iago (admin) shares nothing with the guest; Othello shares its channel.
+    const hidden = await t.api(u.guest, 'GET', `/users/${u.admin.id}`);
+    assert.deepEqual(hidden.body, err('Insufficient permission'));
+    const guestQueue = await registerQueue(t, u.guest, ['realm_user', 'user_status']);
+    const memberQueue = await registerQueue(t, u.hamlet, ['realm_user', 'user_status']);
+    for (const [user, change] of [
+      [u.admin, { full_name: 'Iago the Hidden' }],
+      [u.admin, { timezone: 'Europe/Rome' }],
+      [u.admin, { presence_enabled: false }],
+      [u.othello, { full_name: 'Othello the Seen' }],
+    ] as const) {
+      const res = await t.api(user, 'PATCH', '/settings', change);
+      assert.equal(res.status, 200, res.text);
+    }
+    const renamed = await t.api(u.owner, 'PATCH', `/users/${u.admin.id}`, { full_name: 'Iago Again' });
+    assert.equal(renamed.status, 200, renamed.text);
+    const toGuest = await queuedEvents(t, u.guest, guestQueue);
+    assert.deepEqual(toGuest, [{ type: 'realm_user', op: 'update', person: { user_id: u.othello.id, full_name: 'Othello the Seen' } }]);
+    const toMember = await queuedEvents(t, u.hamlet, memberQueue);
+    assert.deepEqual(
+      toMember.map((e) => e.person?.user_id ?? e.user_id),
+      [u.admin.id, u.admin.id, u.admin.id, u.othello.id, u.admin.id],
+    );
+  });
+});
