@@ -34,8 +34,8 @@ import {
   type StreamRow,
 } from '../lib/streams';
 import { activeBotOwnerId, findUserByEmail, findUserById, isAdmin, isBot, isGuest, type UserRow } from '../lib/users';
-import { checkSenderCanAccessRecipients } from '../lib/access';
-import { isEmailPublic } from '../lib/user-emails';
+import { checkSenderCanAccessRecipients, userIdsWhoCannotAccess } from '../lib/access';
+import { fakeEmailDomain, isEmailPublic } from '../lib/user-emails';
 import { sendTimeFlags } from './alert-words';
 import { accessGainedByConversation, announceAccessGained } from './user-access';
 import { queueMessagePush } from './push';
@@ -453,7 +453,15 @@ function announceMessage(
     event.local_message_id = echo.localId;
     event.sender_queue_id = echo.queueId;
   }
-  app.events.send(event as { type: string }, [...flags.keys()]);
+  const recipients = [...flags.keys()];
+  // Recipients who may not access the sender (a guest in a channel the sender posts to without being
+  // subscribed) get the message from an "Unknown user", as Zulip's do_send_messages sends them.
+  const hidden = new Set(sender ? userIdsWhoCannotAccess(app.db, sender, recipients) : []);
+  app.events.send(event as { type: string }, hidden.size ? recipients.filter((id) => !hidden.has(id)) : recipients);
+  if (hidden.size) {
+    const [anonymous] = formatMessages(app.db, [m], { applyMarkdown: true, clientGravatar: false, fresh: true, senderAccess: { accessible: new Set(), domain: fakeEmailDomain(app) } });
+    app.events.send({ type: 'message', message: anonymous, flags_by_user: flagsByUser, raw_content: m.content }, [...hidden]);
+  }
 }
 
 /** A message the user can read, or Zulip's "Invalid message(s)". */

@@ -9,6 +9,7 @@ import { p, zInt } from '../http/params';
 import { route } from '../http/route';
 import { fetchMessages, matchesNarrow } from '../lib/fetch';
 import { flagNames, formatMessages } from '../lib/messages';
+import { senderAccessFor } from '../lib/access';
 import { userMessageFlags } from '../lib/user-messages';
 import { parseNarrow } from '../lib/narrow';
 import { renderMessage } from '../lib/render';
@@ -153,7 +154,12 @@ export const messageRoutes = [
     handle({ app, user, params, path }) {
       const m = accessMessage(app, user, Number(path.message_id));
       // As Zulip's json_fetch_raw_message: client_gravatar on.
-      const [message] = formatMessages(app.db, [m], { applyMarkdown: params.apply_markdown, clientGravatar: true, allowEmptyTopicName: params.allow_empty_topic_name });
+      const [message] = formatMessages(app.db, [m], {
+        applyMarkdown: params.apply_markdown,
+        clientGravatar: true,
+        allowEmptyTopicName: params.allow_empty_topic_name,
+        senderAccess: senderAccessFor(app, user),
+      });
       message.flags = flagNames(userMessageFlags(app.db, user.id, m.id));
       // zulip-compat: the deprecated top-level raw_content is still sent.
       return { raw_content: m.content, message };

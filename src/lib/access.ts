@@ -6,11 +6,13 @@
 // A conversation counts whoever started it: a guest may not start one with a user it cannot access
 // (checkSenderCanAccessRecipients), but a conversation someone else starts with the guest makes its
 // participants accessible, as Zulip's personal-message and direct-message-group rules do.
+import type { App } from '../app';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import { isUserInGroup } from './groups';
 import { getRealmById } from './realm';
+import { fakeEmailDomain } from './user-emails';
 import type { UserRow } from './users';
 
 /** Ids of the users `viewer` may access, or null for everyone. */
@@ -53,9 +55,17 @@ export function checkSenderCanAccessRecipients(db: Db, sender: UserRow, recipien
  * changes to them. Everyone when the organization does not limit access or the subject is a bot.
  */
 export function userIdsWhoCanAccess(db: Db, subject: UserRow): number[] {
-  const users = stmt(db, 'SELECT * FROM user WHERE realm_id = ? AND is_active = 1 ORDER BY id').all(subject.realm_id) as UserRow[];
+  const users = (stmt(db, 'SELECT id FROM user WHERE realm_id = ? AND is_active = 1 ORDER BY id').all(subject.realm_id) as { id: number }[]).map((r) => r.id);
+  const hidden = new Set(userIdsWhoCannotAccess(db, subject, users));
+  return users.filter((id) => !hidden.has(id));
+}
+
+/** Of `ids`, those who may not access `subject` (a message's recipients who must not see its sender, say). */
+export function userIdsWhoCannotAccess(db: Db, subject: UserRow, ids: readonly number[]): number[] {
   const groupId = getRealmById(db, subject.realm_id)?.can_access_all_users_group as number | null | undefined;
-  if (subject.bot_type !== null || groupId === null || groupId === undefined) return users.map((u) => u.id);
+  if (subject.bot_type !== null || groupId === null || groupId === undefined) return [];
+  const outside = ids.filter((id) => id !== subject.id && !isUserInGroup(db, id, groupId));
+  if (outside.length === 0) return [];
   // Those sharing a channel or a conversation with the subject may access it, as may the group's members.
   const sharing = new Set(
     (
@@ -68,8 +78,17 @@ export function userIdsWhoCanAccess(db: Db, subject: UserRow): number[] {
       ).all(subject.id, subject.id) as { id: number }[]
     ).map((r) => r.id),
   );
-  return users.filter((u) => u.id === subject.id || sharing.has(u.id) || isUserInGroup(db, u.id, groupId)).map((u) => u.id);
+  return outside.filter((id) => !sharing.has(id));
 }
+
+/** What formatMessages needs to hide the senders `viewer` may not access (FormatOptions.senderAccess). */
+export function senderAccessFor(app: App, viewer: UserRow): { accessible: ReadonlySet<number> | null; domain: string } {
+  return { accessible: accessibleUsers(app.db, viewer), domain: fakeEmailDomain(app) };
+}
+
+/** How a user the viewer may not access is named and pictured (Zulip's INACCESSIBLE_USER_NAME, get_avatar_for_inaccessible_user). */
+export const UNKNOWN_USER_NAME = 'Unknown user';
+export const UNKNOWN_USER_AVATAR_URL = '/static/images/unknown-user-avatar.png';
 
 /** Zulip's stand-in for a user the viewer may not access (get_data_for_inaccessible_user). */
 export function inaccessibleUser(userId: number, host: string, nowIso: string): Record<string, unknown> {
@@ -83,11 +102,11 @@ export function inaccessibleUser(userId: number, host: string, nowIso: string): 
     is_bot: false,
     role: 400,
     is_active: true,
-    full_name: 'Unknown user',
+    full_name: UNKNOWN_USER_NAME,
     timezone: '',
     date_joined: nowIso,
     delivery_email: null,
-    avatar_url: '/static/images/unknown-user-avatar.png',
+    avatar_url: UNKNOWN_USER_AVATAR_URL,
     profile_data: {},
   };
 }

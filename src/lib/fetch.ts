@@ -3,6 +3,7 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import { flagNames, formatMessages, loadMessages, type MessageRow } from './messages';
+import { senderAccessFor } from './access';
 import { escapeHtml } from './html';
 import { fromClause, idColumn, narrowToSql, FLAG, type NarrowSql, type NarrowTerm } from './narrow';
 import { stem, TOKEN } from './search';
@@ -165,7 +166,12 @@ export function fetchMessages(app: App, user: UserRow, terms: NarrowTerm[], opts
   }
   const loaded = new Map(loadMessages(app.db, rows.map((r) => r.id)).map((m) => [m.id, m]));
   const ordered = rows.map((r) => loaded.get(r.id)).filter((m): m is MessageRow => m !== undefined);
-  const formatted = formatMessages(app.db, ordered, { applyMarkdown: opts.applyMarkdown, clientGravatar: opts.clientGravatar, allowEmptyTopicName: opts.allowEmptyTopicName });
+  const formatted = formatMessages(app.db, ordered, {
+    applyMarkdown: opts.applyMarkdown,
+    clientGravatar: opts.clientGravatar,
+    allowEmptyTopicName: opts.allowEmptyTopicName,
+    senderAccess: senderAccessFor(app, user),
+  });
   formatted.forEach((msg, i) => {
     msg.flags = flagNames(rows[i].flags);
     if (n.searchTerms.length) {

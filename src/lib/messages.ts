@@ -15,6 +15,7 @@ export const MAX_TOPIC_LENGTH = 60;
 import { realmTopicLinks, type TopicLink } from './linkifiers';
 import { avatarUrl, type UserRow } from './users';
 import { mayClientComputeAvatar } from './user-emails';
+import { UNKNOWN_USER_AVATAR_URL, UNKNOWN_USER_NAME } from './access';
 
 export interface MessageRow {
   id: number;
@@ -81,6 +82,12 @@ export interface FormatOptions {
   allowEmptyTopicName?: boolean;
   /** The messages were just sent: they cannot have reactions yet (spares the query). */
   fresh?: boolean;
+  /**
+   * The users the viewer may access (accessibleUsers; null: everyone) and the placeholder domain: a
+   * sender outside them reads as "Unknown user" with a placeholder address and avatar (Zulip's
+   * finalize_payload with can_access_sender false). Omitted: every sender is shown.
+   */
+  senderAccess?: { accessible: ReadonlySet<number> | null; domain: string };
 }
 
 /** Participants of a direct-message conversation, as display_recipient lists them. */
@@ -249,6 +256,12 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
       }
       out.type = 'private';
       out.display_recipient = list;
+    }
+    const access = opts.senderAccess;
+    if (access && access.accessible !== null && !access.accessible.has(m.sender_id)) {
+      out.sender_full_name = UNKNOWN_USER_NAME;
+      out.sender_email = `user${m.sender_id}@${access.domain}`;
+      out.avatar_url = UNKNOWN_USER_AVATAR_URL;
     }
     // Recomputed from the edit history when there is one (setEditHistoryFields), as Zulip does.
     if (m.last_edit_time !== null) out.last_edit_timestamp = m.last_edit_time;

@@ -172,3 +172,25 @@ describe('changes to users the guest cannot access', () => {
     );
   });
 });
+
+describe('messages from senders the guest cannot access', () => {
+  it('name an "Unknown user" with the placeholder address and avatar, live and fetched (Zulip: can_access_sender)', async () => {
+    const u = t.users;
+    // The admin is not subscribed to the guest's channel (a public one) and shares nothing with the guest; it posts there.
+    const name = (await t.api(u.othello, 'GET', `/users/${u.admin.id}`)).body.user.full_name;
+    const queues = { guest: await registerQueue(t, u.guest, ['message']), othello: await registerQueue(t, u.othello, ['message']) };
+    const id = await sendToChannel(t, u.admin, guestChannel, 'visitors', 'hello from afar');
+    const hidden = { sender_full_name: 'Unknown user', sender_email: `user${u.admin.id}@${new URL(t.url).hostname}`, avatar_url: '/static/images/unknown-user-avatar.png' };
+    const pick = (m: Record<string, unknown>) => ({ sender_full_name: m.sender_full_name, sender_email: m.sender_email, avatar_url: m.avatar_url });
+    const [live] = await queuedEvents(t, u.guest, queues.guest);
+    assert.deepEqual([live.message.id, pick(live.message)], [id, hidden]);
+    const fetched = await t.api(u.guest, 'GET', '/messages', { message_ids: [id] });
+    assert.deepEqual(pick(fetched.body.messages[0]), hidden);
+    const one = await t.api(u.guest, 'GET', `/messages/${id}`);
+    assert.deepEqual(pick(one.body.message), hidden);
+    assert.ok(!JSON.stringify([live, fetched.body, one.body]).includes(name), 'the name is nowhere');
+    // A member sees the sender.
+    const [seen] = await queuedEvents(t, u.othello, queues.othello);
+    assert.deepEqual([seen.message.sender_full_name, seen.message.sender_email], [name, u.admin.email]);
+  });
+});
