@@ -3,7 +3,7 @@
 import type { App } from '../app';
 import { DEFAULT_PORT } from '../config';
 import { findRealm } from '../lib/realm';
-import { findUserByEmail, isSystemBot } from '../lib/users';
+import { findUserByDeliveryEmail, findUserByEmail, isSystemBot } from '../lib/users';
 
 /** Writes the zuliprc of the user named by --email to stdout; closes `app`. Resolves to the exit code. */
 export function zuliprc(app: App, values: Record<string, string | boolean | undefined>): number {
@@ -14,7 +14,8 @@ export function zuliprc(app: App, values: Record<string, string | boolean | unde
       return 2;
     }
     const realm = findRealm(app.db);
-    const user = realm ? findUserByEmail(app.db, realm.id, email) : null;
+    // By the login address (what Basic credentials name), or by the API email a client shows.
+    const user = realm ? (findUserByDeliveryEmail(app.db, realm.id, email) ?? findUserByEmail(app.db, realm.id, email)) : null;
     // A system bot's key is never handed out (it authenticates nothing anyway): answered as unknown.
     if (!user || !user.is_active || isSystemBot(user)) {
       process.stderr.write(`parley: no active user ${email}\n`);
@@ -24,7 +25,8 @@ export function zuliprc(app: App, values: Record<string, string | boolean | unde
       typeof values.site === 'string'
         ? values.site.replace(/\/+$/, '')
         : (app.config.externalUrl ?? `http://${app.config.host}:${app.config.port || DEFAULT_PORT}`);
-    process.stdout.write(`[api]\nemail=${user.email}\nkey=${user.api_key}\nsite=${site}\n`);
+    // The real address: a hidden one's API email is a placeholder that authenticates nothing.
+    process.stdout.write(`[api]\nemail=${user.delivery_email}\nkey=${user.api_key}\nsite=${site}\n`);
     return 0;
   } finally {
     app.close();

@@ -38,4 +38,27 @@ describe('parley zuliprc', () => {
       stderr: `parley: no active user ${welcomeBot}\n`,
     });
   });
+
+  it('names the real address of a person who hides it (the placeholder API email authenticates nothing)', async () => {
+    const dataDir = path.join(tmp.make(), 'hidden');
+    const server = await startServe(['--data-dir', dataDir, '--port', '0']);
+    let ownerKey: string;
+    let placeholder: string;
+    try {
+      const m = /API key ([A-Za-z0-9]{32})/.exec(server.stderr());
+      assert.ok(m, server.stderr());
+      ownerKey = m[1];
+      const owner = { email: 'owner@parley.example.com', apiKey: ownerKey };
+      const hide = await apiCall(server.url, owner, 'PATCH', '/settings', { email_address_visibility: '4' });
+      assert.equal(hide.status, 200, hide.text);
+      placeholder = (await apiCall(server.url, owner, 'GET', '/users/me')).body.email;
+      assert.match(placeholder, /^user\d+@/);
+    } finally {
+      assert.equal((await server.stop()).code, 0);
+    }
+    const expected = { code: 0, signal: null, stdout: `[api]\nemail=owner@parley.example.com\nkey=${ownerKey}\nsite=http://chat.example.com\n`, stderr: '' };
+    for (const email of ['owner@parley.example.com', placeholder]) {
+      assert.deepEqual(await runCli(['zuliprc', '--data-dir', dataDir, '--email', email, '--site', 'http://chat.example.com']), expected, email);
+    }
+  });
 });
