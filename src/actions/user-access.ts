@@ -110,6 +110,24 @@ export function emailVisibilityChanged(app: App, user: UserRow, oldValue: number
 }
 
 /**
+ * After `user`'s role changed from `oldRole`: the addresses they may now read, or no longer read, of
+ * the users they can access. Not in Zulip (its clients keep what they had until they reload); sent so
+ * a client's state matches a fresh /register, which is what the web client's verify tests compare.
+ */
+export function roleChanged(app: App, user: UserRow, oldRole: number): void {
+  const fresh = findUserById(app.db, user.realm_id, user.id) as UserRow;
+  if (fresh.role === oldRole) return;
+  const before = { id: fresh.id, role: oldRole };
+  const access = accessibleUsers(app.db, fresh);
+  for (const other of activeUsers(app, fresh.realm_id)) {
+    if (other.id === fresh.id || (access !== null && !access.has(other.id))) continue;
+    const now = canAccessDeliveryEmail(fresh, other);
+    if (now === canAccessDeliveryEmail(before, other)) continue;
+    sendUpdate(app, { user_id: other.id, delivery_email: now ? other.delivery_email : null }, () => [fresh.id]);
+  }
+}
+
+/**
  * Zulip's do_change_user_delivery_email: the real address changes; the API email follows it only while
  * the address is public. The new address goes to those who may read it; a Gravatar avatar changes
  * with it; the new API email, when it changed, to everyone who can access the user.

@@ -22,7 +22,7 @@ import { checkFullName, checkPasswordStrength, isValidEmail } from '../lib/valid
 import { removeUserPushRegistrations } from './push';
 import { applyRealmUserDefaults } from './realm-defaults';
 import { syncSystemGroupsForRole } from './user-groups';
-import { announceUserCreated } from './user-access';
+import { announceUserCreated, roleChanged } from './user-access';
 import { apiEmailOf } from '../lib/user-emails';
 
 export interface NewUser {
@@ -208,6 +208,7 @@ export function doUpdateUser(app: App, acting: UserRow, targetId: number, change
       // As in Zulip, the realm_user event goes first, then the system groups' remove_members/add_members.
       const person = { user_id: target.id, role: change.role };
       app.batch.onCommit(() => app.events.send({ type: 'realm_user', op: 'update', person }, userIdsWhoCanAccess(app.db, target)));
+      roleChanged(app, target, target.role);
       syncSystemGroupsForRole(app, target, target.role, change.role);
     }
     // zulip-compat: an empty or all-whitespace full_name is ignored, not refused.

@@ -179,6 +179,35 @@ describe('changing the setting', () => {
   });
 });
 
+describe('a role change', () => {
+  it('tells the person whose role changed which addresses they may now read or no longer read (not in Zulip: its clients keep stale ones)', async () => {
+    const { hamlet, othello, owner } = t.users;
+    await setVisibility(hamlet, 'admins');
+    // Hidden from members now: Hamlet, and Ophelia (created under an "admins" default above).
+    const all = (await t.api(owner, 'GET', '/users')).body.members as { user_id: number; delivery_email: string }[];
+    const hidden = [hamlet.id, all.find((m) => m.delivery_email === 'ophelia@example.com')!.user_id].map((id) => ({
+      id,
+      address: all.find((m) => m.user_id === id)!.delivery_email,
+    }));
+    const update = (person: Record<string, unknown>) => ({ type: 'realm_user', op: 'update', person });
+    let queue = await registerQueue(t, othello, ['realm_user']);
+    const promote = await t.api(owner, 'PATCH', `/users/${othello.id}`, { role: 200 });
+    assert.deepEqual(promote.body, SUCCESS);
+    assert.deepEqual(await queuedEvents(t, othello, queue), [
+      update({ user_id: othello.id, role: 200 }),
+      ...hidden.map((h) => update({ user_id: h.id, delivery_email: h.address })),
+    ]);
+    queue = await registerQueue(t, othello, ['realm_user']);
+    const demote = await t.api(owner, 'PATCH', `/users/${othello.id}`, { role: 400 });
+    assert.deepEqual(demote.body, SUCCESS);
+    assert.deepEqual(await queuedEvents(t, othello, queue), [
+      update({ user_id: othello.id, role: 400 }),
+      ...hidden.map((h) => update({ user_id: h.id, delivery_email: null })),
+    ]);
+    await setVisibility(hamlet, 'everyone');
+  });
+});
+
 describe('finding users by address', () => {
   it('GET /users/{email} takes the placeholder from anyone, the real address only from those who may read it', async () => {
     const { hamlet, othello, admin } = t.users;
