@@ -29,8 +29,9 @@ function sendUpdate(app: App, person: Person, userIds: () => readonly number[]):
 export function announceUserCreated(app: App, row: UserRow): void {
   const viewers = activeUsers(app, row.realm_id);
   // Who may access the new user is decided now, inside the write; the events follow the commit.
-  const hidden = viewers.filter((v) => !canAccessUser(app.db, v, row)).map((v) => v.id);
-  const shown = viewers.filter((v) => !hidden.includes(v.id));
+  const hiddenFrom = new Set(viewers.filter((v) => !canAccessUser(app.db, v, row)).map((v) => v.id));
+  const hidden = [...hiddenFrom];
+  const shown = viewers.filter((v) => !hiddenFrom.has(v.id));
   const withAddress = shown.filter((v) => canAccessDeliveryEmail(v, row));
   const withoutAddress = shown.filter((v) => !canAccessDeliveryEmail(v, row));
   app.batch.onCommit(() => {
@@ -90,8 +91,8 @@ function announceAvatar(app: App, u: UserRow): void {
 export function emailVisibilityChanged(app: App, user: UserRow, oldValue: number): void {
   const fresh = findUserById(app.db, user.realm_id, user.id) as UserRow;
   const newValue = fresh.email_address_visibility;
-  const audience = userIdsWhoCanAccess(app.db, fresh);
-  const viewers = activeUsers(app, fresh.realm_id).filter((v) => audience.includes(v.id));
+  const audience = new Set(userIdsWhoCanAccess(app.db, fresh));
+  const viewers = activeUsers(app, fresh.realm_id).filter((v) => audience.has(v.id));
   const gained: number[] = [];
   const lost: number[] = [];
   for (const v of viewers) {
