@@ -48,7 +48,7 @@ describe('POST /users/me/alert_words', () => {
     );
   });
 
-  it('keeps at most 1000 alert words per user, and refuses longer lists before reading them', async () => {
+  it('keeps at most 1000 alert words and 10,000 characters per user, and refuses longer lists before reading them', async () => {
     const words = Array.from({ length: 1000 }, (_, i) => `word${i}`);
     const full = await t.api(t.users.moderator, 'POST', '/users/me/alert_words', { alert_words: words });
     assert.deepEqual(full.body, { ...SUCCESS, alert_words: [...words].sort() });
@@ -68,6 +68,11 @@ describe('POST /users/me/alert_words', () => {
       err('alert_words is too long (limit: 1000 items)'),
     );
     assert.deepEqual((await t.api(t.users.moderator, 'DELETE', '/users/me/alert_words', { alert_words: words })).body, { ...SUCCESS, alert_words: [] });
+    // And at most 10,000 characters in all: what the matching automaton is built from.
+    const long = Array.from({ length: 100 }, (_, i) => `${String(i).padStart(3, '0')}${'é'.repeat(97)}`);
+    assert.equal((await t.api(t.users.moderator, 'POST', '/users/me/alert_words', { alert_words: long })).body.alert_words.length, 100);
+    assert.deepEqual((await t.api(t.users.moderator, 'POST', '/users/me/alert_words', { alert_words: ['x'] })).body, err('Your alert words can have at most 10000 characters in all.'));
+    assert.deepEqual((await t.api(t.users.moderator, 'DELETE', '/users/me/alert_words', { alert_words: long })).body, { ...SUCCESS, alert_words: [] });
   });
 });
 
