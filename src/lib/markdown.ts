@@ -102,6 +102,8 @@ interface Env {
   wildcardTopic: boolean;
   /** What is left of MAX_TEX_COST_PER_MESSAGE for this message. */
   texBudget: number;
+  /** What is left of MAX_LINKIFIER_WORK_PER_MESSAGE for this message. */
+  linkifierBudget: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -865,7 +867,19 @@ function findWebLink(ctx: RenderContext): Finder {
 interface CompiledLinkifier {
   re: Re2;
   template: string;
+  /** The program's size: what a character scanned for matches costs (see MAX_LINKIFIER_WORK_PER_MESSAGE). */
+  size: number;
 }
+
+/**
+ * Linkifier work a message may take, in characters scanned for matches times the program's size. RE2
+ * bounds a scan by that product; in JavaScript the costliest programs linkifiers may have
+ * (MAX_PROGRAM_SIZE) take up to ~0.08 µs a unit, so a message stops being linkified after ~25-30 ms
+ * (bench/linkifiers.ts): the rest of its text stays plain, as math past its budget stays source.
+ * Ordinary linkifiers on ordinary messages use a few percent of it. Deterministic (no clock), so a
+ * message always renders the same.
+ */
+export const MAX_LINKIFIER_WORK_PER_MESSAGE = 400_000;
 
 const BEFORE_MATCH = 'linkifier_before_match';
 const ACTUAL_MATCH = 'linkifier_actual_match';
@@ -884,7 +898,8 @@ export function prepareLinkifierPattern(pattern: string): string {
 // before patterns were checked with RE2) links nothing, as in Zulip.
 function compileLinkifier(l: Linkifier): CompiledLinkifier | null {
   try {
-    return { re: compileRe2(prepareLinkifierPattern(l.pattern)), template: l.url_template };
+    const re = compileRe2(prepareLinkifierPattern(l.pattern));
+    return { re, template: l.url_template, size: re.programSize() };
   } catch {
     return null;
   }
@@ -897,20 +912,35 @@ function matchGroups(m: Re2Matcher): Record<string, string | undefined> {
   return out;
 }
 
-function findLinkifier(ctx: RenderContext, l: CompiledLinkifier): Finder {
+function findLinkifier(env: Env, l: CompiledLinkifier): Finder {
+  const ctx = env.ctx;
   let text: string | null = null;
   let m: Re2Matcher | null = null;
+  /** Charges `cost` units; false once the message's linkifier budget is spent. */
+  const afford = (cost: number): boolean => {
+    if (env.linkifierBudget < cost) {
+      env.linkifierBudget = 0;
+      return false;
+    }
+    env.linkifierBudget -= cost;
+    return true;
+  };
   return (s, from) => {
     if (s !== text) {
-      // Most text has no match: RE2's capture-free test (a DFA) says so faster than a search for groups.
-      if (!l.re.test(s)) return null;
+      // Most text has no match: RE2's capture-free test says so faster than a search for groups (a
+      // unit per character: it does not grow with the program as a search for groups does).
+      if (!afford(s.length + 1) || !l.re.test(s)) return null;
       text = s;
       m = l.re.matcher(s);
     }
     const matcher = m as Re2Matcher;
     // The "before" group consumes a character, so start one back to let it see it.
     for (let pos = Math.max(0, from - 1); pos <= s.length; ) {
-      if (!matcher.find(pos)) return null;
+      const found = matcher.find(pos);
+      // A search for groups scans up to its match's end (or the text's), each character costing up to
+      // the program's size: charged as it happens.
+      if (!afford(((found ? matcher.end() : s.length) - pos + 1) * l.size)) return null;
+      if (!found) return null;
       const start = matcher.start(ACTUAL_MATCH);
       const end = matcher.end(ACTUAL_MATCH);
       if (end > start && start >= from) {
@@ -982,7 +1012,7 @@ function processTextRun(state: StateCore, children: Token[], env: Env): Token[] 
     };
     let pieces: Piece[] = [{ text: tok.content, html: null, before: neighbour(children[i - 1], 'before'), after: neighbour(children[i + 1], 'after') }];
     pieces = splitPieces(pieces, findWebLink(env.ctx), true);
-    for (const l of env.linkifiers) pieces = splitPieces(pieces, findLinkifier(env.ctx, l), true);
+    for (const l of env.linkifiers) pieces = splitPieces(pieces, findLinkifier(env, l), true);
     pieces = splitPieces(pieces, findEmojiSyntax(env.ctx), false);
     if (env.ctx.translateEmoticons) pieces = splitPieces(pieces, findEmoticon, false);
     pieces = splitPieces(pieces, findUnicodeEmoji, false);
@@ -1437,6 +1467,7 @@ export function renderMarkdown(content: string, ctx: RenderContext): RenderResul
     wildcardChannel: false,
     wildcardTopic: false,
     texBudget: MAX_TEX_COST_PER_MESSAGE,
+    linkifierBudget: MAX_LINKIFIER_WORK_PER_MESSAGE,
   };
   try {
     env.linkifiers = linkifiersFor(ctx);

@@ -26,10 +26,11 @@ const RE2_CODE_TEXTS: Record<string, string> = {
  * The largest program (re2js instructions, with the wrapping messages add) a linkifier may compile
  * to. RE2 bounds the time to match by the text's length times the program's size, and refuses a
  * program past its memory budget ("pattern too large - compile failed", about 87,000 instructions).
- * In JavaScript a step costs up to ~0.1 µs per instruction, so ours is smaller: the costliest shapes
- * it admits take 50-80 ms of CPU on the longest message, every word a match (bench/linkifiers.ts).
- * Real linkifiers fit: `#(?P<id>[0-9]+)` is 19, a commit hash `[0-9a-f]{7,40}` 89, Zulip's
- * seven-group test pattern 80.
+ * In JavaScript a step costs up to ~0.1 µs per instruction, so ours is smaller, and a message's
+ * linkifier work is bounded too (MAX_LINKIFIER_WORK_PER_MESSAGE in lib/markdown.ts): the costliest
+ * shapes this admits take at most ~40 ms on the longest message (bench/linkifiers.ts). Real
+ * linkifiers fit: `#(?P<id>[0-9]+)` is 19, a commit hash `[0-9a-f]{7,40}` 89, Zulip's seven-group
+ * test pattern 80.
  */
 export const MAX_PROGRAM_SIZE = 100;
 

@@ -91,3 +91,24 @@ describe('linkifiers in messages and topics', () => {
     assert.equal(html('#1 #2/3', optional), '<p><a href="https://e.com/1">#1</a> <a href="https://e.com/2?sub=3">#2/3</a></p>');
   });
 });
+
+describe('linkifier work per message', () => {
+  const issue: Linkifier = { pattern: '#(?P<id>[0-9]+)', url_template: 'https://tracker.example/{id}' };
+  const costly: Linkifier = { pattern: `(?P<w>${'\\pL*'.repeat(30)})x`, url_template: 'https://x.example/{w}' };
+
+  it('links every match of ordinary linkifiers, even in the longest messages', () => {
+    const refs = Array.from({ length: 700 }, (_, i) => `#${i + 1}`).join(' and ');
+    const out = html(refs, [issue]);
+    assert.equal(out.match(/<a href="https:\/\/tracker\.example\/\d+">/g)?.length, 700);
+  });
+
+  it('stops linkifying a message whose linkifier work passes MAX_LINKIFIER_WORK_PER_MESSAGE, the same way every time', () => {
+    const words = Array.from({ length: 2500 }, () => 'abcx').join(' ');
+    const out = html(words, [costly]);
+    const linked = out.match(/<a href="https:\/\/x\.example\/abc">abcx<\/a>/g)?.length ?? 0;
+    // The first words are linked, the rest left as text: the budget ends the work, not the message.
+    assert.ok(linked > 100 && linked < 2500, `linked ${linked} of 2500`);
+    assert.match(out.slice(-20), /abcx abcx\s*<\/p>$/);
+    assert.equal(html(words, [costly]), out);
+  });
+});
