@@ -5,7 +5,7 @@
 //        1,000,000 messages; p50/p95 latencies.
 // The server runs as its own process (rate limits off); the load comes from this process.
 import { spawn } from 'node:child_process';
-import { cpuSeconds, whenListening, type ServerProcess } from './server-process';
+import { apiRequest, cpuSeconds, whenListening, type ServerProcess } from './server-process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -98,32 +98,7 @@ function startServer(dir: string): Promise<ServerProcess> {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
-function request(port: number, auth: string, method: string, p: string, body?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path: p,
-        agent,
-        headers: {
-          authorization: auth,
-          ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } : {}),
-        },
-      },
-      (res) => {
-        let data = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (data += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
-      },
-    );
-    req.on('error', reject);
-    if (body !== undefined) req.write(body);
-    req.end();
-  });
-}
+const request = (port: number, auth: string, method: string, p: string, body?: string) => apiRequest(agent, port, auth, method, p, body);
 
 const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 

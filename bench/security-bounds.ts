@@ -35,7 +35,7 @@ import { configFromEnv } from '../src/config';
 import { ROLE } from '../src/lib/roles';
 import { findUserById, type UserRow } from '../src/lib/users';
 import { prng } from '../test/helpers/prng';
-import { whenListening, type ServerProcess } from './server-process';
+import { apiRequest, whenListening, type ApiReply, type ServerProcess } from './server-process';
 
 const args = process.argv.slice(2);
 const REPS = Number(args[args.indexOf('--reps') + 1] || 0) || (args.includes('--quick') ? 5 : 15);
@@ -101,38 +101,9 @@ function seed(): Seeded {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
-interface Reply {
-  status: number;
-  body: string;
-  ms: number;
-}
+type Reply = ApiReply;
 
-function request(port: number, auth: string, method: string, p: string, body?: Buffer): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path: p,
-        agent,
-        headers: {
-          authorization: auth,
-          ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': body.length } : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - start }));
-      },
-    );
-    req.on('error', reject);
-    if (body !== undefined) req.end(body);
-    else req.end();
-  });
-}
+const request = (port: number, auth: string, method: string, p: string, body?: Buffer) => apiRequest(agent, port, auth, method, p, body);
 
 /** A form body the way Zulip clients send parameters (strings raw, the rest JSON), built ahead of time. */
 function form(params: Record<string, unknown>): Buffer {

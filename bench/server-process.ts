@@ -1,7 +1,8 @@
 // Shared by the benchmarks that run Parley as a child process: waiting for its ready line, stopping
-// it, and reading its memory after forced garbage collections.
+// it, reading its memory after forced garbage collections, and timed API requests to it.
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -96,4 +97,39 @@ export async function withCpu<T>(pid: number, fn: () => Promise<T>): Promise<T &
   const t0 = performance.now();
   const r = await fn();
   return { ...r, cpu: (cpuSeconds(pid) - c0) / ((performance.now() - t0) / 1000) };
+}
+
+export interface ApiReply {
+  status: number;
+  body: string;
+  /** From the request's start to its last byte. */
+  ms: number;
+}
+
+/** One request to a bench server on 127.0.0.1 with Basic `auth` and an optional form body, timed. */
+export function apiRequest(agent: http.Agent, port: number, auth: string, method: string, p: string, body?: string | Buffer): Promise<ApiReply> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: p,
+        agent,
+        headers: {
+          authorization: auth,
+          ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - start }));
+      },
+    );
+    req.on('error', reject);
+    if (body !== undefined) req.end(body);
+    else req.end();
+  });
 }
