@@ -313,6 +313,20 @@ export function codePoints(s: string): number {
   return n;
 }
 
+/**
+ * The first `n` code points of `s` (all of it when shorter), without splitting a surrogate pair.
+ * Walks only as far as it keeps: Array.from(s).slice(0, n) makes an array of the whole string first,
+ * a quarter second for a 10 MB message that is then cut to 10,000 characters.
+ */
+export function prefixCodePoints(s: string, n: number): string {
+  let i = 0;
+  for (let kept = 0; kept < n && i < s.length; kept++) {
+    const c = s.charCodeAt(i);
+    i += c >= 0xd800 && c <= 0xdbff && i + 1 < s.length ? 2 : 1;
+  }
+  return s.slice(0, i);
+}
+
 export type ParamSpec = Record<string, Param<unknown>>;
 export type ParsedParams<S extends ParamSpec> = { [K in keyof S]: S[K] extends Param<infer T> ? T : never };
 

@@ -80,6 +80,24 @@ describe('POST /messages addressing', () => {
     const res = await send(t.users.hamlet, { type: 'channel', to: general, topic: 't', content: '\n\n  indented\n\n' });
     assert.equal((await readBack(t.users.hamlet, res.body.id)).raw_content, '  indented');
   });
+
+  it('normalises content in linear time: a long run of whitespace inside the text, or a huge message, does not stall the server', async () => {
+    // /\s+$/ retried its \s+ from every character of a run not at the end: 100,000 spaces before a
+    // letter took seconds (quadratic), and every other request waited.
+    const started = performance.now();
+    const res = await send(t.users.hamlet, { type: 'channel', to: general, topic: 't', content: 'a' + ' '.repeat(100_000) + 'b \u3000\n' });
+    assert.equal(res.status, 200, res.text);
+    const huge = await send(t.users.hamlet, { type: 'channel', to: general, topic: 't'.repeat(1_000_000), content: 'é'.repeat(1_300_000) });
+    assert.equal(huge.status, 200, huge.text);
+    assert.ok(performance.now() - started < 2000, `took ${Math.round(performance.now() - started)} ms`);
+    // The text is kept up to the limit, then Zulip's truncation notice, as before.
+    const kept = (await readBack(t.users.hamlet, res.body.id)).raw_content as string;
+    assert.equal([...kept].length, 10_000);
+    assert.ok(kept.startsWith('a   ') && kept.endsWith(' \n[message truncated]'));
+    const cut = await readBack(t.users.hamlet, huge.body.id);
+    assert.equal(cut.raw_content, 'é'.repeat(10_000 - 20) + '\n[message truncated]');
+    assert.equal(cut.message.subject, 't'.repeat(57) + '...');
+  });
 });
 
 describe('POST /messages access', () => {
