@@ -22,26 +22,36 @@ function decodeComponent(s: string): string {
   return strictDecode(s);
 }
 
+/** The value of a hex digit's character code, or -1 (also for a code past the end: undefined). */
+function hexValue(c: number | undefined): number {
+  if (c === undefined) return -1;
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const lower = c | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1;
+}
+
+// Byte by byte over a typed array: the text's UTF-8 bytes (non-ASCII sent unescaped stays its own
+// bytes; a lone surrogate becomes U+FFFD's), with %XX replaced by its byte and + by a space. A loop
+// pushing numbers into an array took ~120 ms a MiB, and any client could send 10 MiB of unescaped
+// non-ASCII text (which the native decoder does not take) to an endpoint that needs no login.
 function strictDecode(s: string): string {
-  const bytes: number[] = [];
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
+  const input = Buffer.from(s, 'utf8');
+  const out = new Uint8Array(input.length);
+  let n = 0;
+  for (let i = 0; i < input.length; i++) {
+    const c = input[i];
     if (c === 0x25 /* % */) {
-      const hex = s.slice(i + 1, i + 3);
-      if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw errors.badRequest('Malformed percent-encoding in request');
-      bytes.push(parseInt(hex, 16));
+      const high = hexValue(input[i + 1]);
+      const low = high < 0 ? -1 : hexValue(input[i + 2]);
+      if (low < 0) throw errors.badRequest('Malformed percent-encoding in request');
+      out[n++] = high * 16 + low;
       i += 2;
-    } else if (c === 0x2b /* + */) {
-      bytes.push(0x20);
-    } else if (c < 0x80) {
-      bytes.push(c);
     } else {
-      // Non-ASCII sent unescaped: keep it as its UTF-8 bytes.
-      for (const b of Buffer.from(s[i] + (c >= 0xd800 && c <= 0xdbff ? s[++i] ?? '' : ''), 'utf8')) bytes.push(b);
+      out[n++] = c === 0x2b /* + */ ? 0x20 : c;
     }
   }
   try {
-    return utf8.decode(Uint8Array.from(bytes));
+    return utf8.decode(out.subarray(0, n));
   } catch {
     throw errors.badRequest('Invalid UTF-8 in request');
   }
