@@ -334,6 +334,22 @@ export function doRevokeInvite(app: App, user: UserRow, id: number, multiuse: bo
   });
 }
 
+/**
+ * Ends every invitation and reusable link `user` made that could still be used (Zulip's
+ * revoke_invites_generated_by_user, part of do_deactivate_user), inside the caller's write: a link
+ * an administrator made before leaving must not keep making administrators. Sign-ups under way
+ * through the links end with them (checkInvitationKey).
+ */
+export function revokeInvitationsOf(app: App, user: UserRow): void {
+  const revoked = stmt(app.db, 'UPDATE invitation SET status = ? WHERE realm_id = ? AND referrer_id = ? AND status = ?').run(
+    INVITE_STATUS.REVOKED,
+    user.realm_id,
+    user.id,
+    INVITE_STATUS.PENDING,
+  ).changes;
+  if (revoked > 0) notifyInvitesChanged(app, user.realm_id, user.id);
+}
+
 /** POST /invites/{id}/resend: the same link again (the expiry does not move). */
 export function doResendInvite(app: App, user: UserRow, id: number): void {
   requireMemberOrAdmin(user);

@@ -19,6 +19,7 @@ import {
   type UserRow,
 } from '../lib/users';
 import { checkFullName, checkPasswordStrength, isValidEmail } from '../lib/validate';
+import { revokeInvitationsOf } from './invites';
 import { removeUserPushRegistrations } from './push';
 import { applyRealmUserDefaults } from './realm-defaults';
 import { syncSystemGroupsForRole } from './user-groups';
@@ -165,10 +166,11 @@ export function doReactivateUser(app: App, acting: UserRow, targetId: number): v
  * Deactivates an account inside the caller's write. A person's active bots go first, as in Zulip's
  * do_deactivate_user: a bot must not keep acting (and reaching its owner's private channels) once its
  * owner is gone; reactivating the person does not bring them back. Bots' owners and administrators
- * also hear a realm_bot update.
+ * also hear a realm_bot update. The person's invitations and links are revoked, as Zulip's are.
  */
 export function deactivateAccount(app: App, target: UserRow): void {
   if (!isBot(target)) {
+    revokeInvitationsOf(app, target);
     const bots = stmt(app.db, 'SELECT * FROM user WHERE realm_id = ? AND bot_owner_id = ? AND bot_type IS NOT NULL AND is_active = 1 ORDER BY id').all(
       target.realm_id,
       target.id,

@@ -9,6 +9,7 @@ import { stmt } from '../../src/db/stmt';
 import type { ParleyEvent } from '../../src/events/bus';
 import { systemGroupId } from '../../src/lib/realm';
 import { ROLE } from '../../src/lib/roles';
+import { doCreateUser } from '../../src/actions/users';
 import { encodeParams, startTestServer, type SeedName, type TestServer, type TestUser } from '../helpers/server';
 
 const START = Date.UTC(2024, 0, 15, 12, 0, 0);
@@ -557,6 +558,53 @@ describe('POST /invites/multiuse, DELETE /invites/multiuse/{id}', () => {
       nowMs = later;
     }
     assert.equal(users(), before);
+  });
+});
+
+describe('deactivating the person who invited', () => {
+  it("revokes their invitations and reusable links, and the sign-ups under way through them (Zulip's revoke_invites_generated_by_user)", async () => {
+    // An administrator who leaves, with a link that makes administrators and an email invitation.
+    const made = doCreateUser(t.app, {
+      realmId: t.app.realmId(),
+      email: 'leaving-admin@example.com',
+      password: 'a-good-password',
+      fullName: 'Leaving Admin',
+      role: ROLE.ADMINISTRATOR,
+      acting: null,
+    });
+    t.app.batch.commit();
+    const leaving: TestUser = { id: made.userId, email: 'leaving-admin@example.com', apiKey: made.apiKey, password: 'a-good-password', fullName: 'Leaving Admin' };
+    clearOutbox();
+    const linkRes = await t.api(leaving, 'POST', '/invites/multiuse', { invite_as: ROLE.ADMINISTRATOR, stream_ids: [secret] });
+    assert.equal(linkRes.status, 200, linkRes.text);
+    const link = pathOf(linkRes.body.invite_link);
+    assert.equal((await invite(leaving, { invitee_emails: 'by-email@example.com', invite_as: ROLE.ADMINISTRATOR })).status, 200);
+    const emailed = pathOf(linkIn(emailTo('by-email@example.com')));
+    assert.equal((await postForm(link, { email: 'under-way@example.com' })).status, 200);
+    const underWay = pathOf(linkIn(emailTo('under-way@example.com')));
+    const listed = async () =>
+      (await t.api(t.users.owner, 'GET', '/invites')).body.invites.filter((i: { invited_by_user_id: number }) => i.invited_by_user_id === leaving.id).length;
+    assert.equal(await listed(), 2);
+
+    events = [];
+    assert.deepEqual((await t.api(t.users.owner, 'DELETE', `/users/${leaving.id}`)).body, { result: 'success', msg: '' });
+    assert.ok(events.some((e) => e.event.type === 'invites_changed' && e.userIds.includes(t.users.owner.id)));
+    assert.equal(await listed(), 0);
+    for (const path_ of [link, emailed, underWay]) {
+      const page = await t.raw('GET', path_);
+      assert.equal(page.status, 410, path_);
+      assert.match(page.text, /This invitation was revoked/);
+    }
+    assert.equal((await postForm(link, { email: 'newcomer@example.com' })).status, 410);
+    for (const [path_, name] of [[emailed, 'By Email'], [underWay, 'Under Way']]) {
+      assert.equal((await postForm(path_, { full_name: name, password: 'a-good-password' })).status, 410);
+    }
+    for (const email of ['by-email@example.com', 'under-way@example.com', 'newcomer@example.com']) {
+      assert.equal(stmt(t.app.db, 'SELECT id FROM user WHERE delivery_email = ?').get(email), undefined, email);
+    }
+    // Reactivating the person does not bring them back, as in Zulip.
+    assert.equal((await t.api(t.users.owner, 'POST', `/users/${leaving.id}/reactivate`)).status, 200);
+    assert.equal((await t.raw('GET', link)).status, 410);
   });
 });
 
