@@ -255,7 +255,11 @@ export function doUpdateBot(app: App, user: UserRow, botId: number, change: BotC
       if (!owner.is_active) throw errors.badRequest('Failed to change owner, user is deactivated');
       if (isBot(owner)) throw errors.badRequest("Failed to change owner, bots can't own other bots");
       const previous = bot.bot_owner_id;
-      stmt(app.db, 'UPDATE user SET bot_owner_id = ? WHERE id = ?').run(owner.id, bot.id);
+      // zulip-compat: a new owner means a new key. A bot acts with its owner's access (their private
+      // channels), and whoever held the key before (the previous owner, who may hand the bot to
+      // someone on purpose) would otherwise act with the new owner's; Zulip keeps the key.
+      const apiKey = newApiKey();
+      stmt(app.db, 'UPDATE user SET bot_owner_id = ?, api_key = ? WHERE id = ?').run(owner.id, apiKey, bot.id);
       app.batch.onCommit(() => {
         // The previous owner (unless an administrator) loses sight of the bot; the new one gains it.
         const admins = new Set(botAudience(app.db, { ...current(), bot_owner_id: null }));
@@ -264,6 +268,7 @@ export function doUpdateBot(app: App, user: UserRow, botId: number, change: BotC
         }
         if (!admins.has(owner.id)) app.events.send({ type: 'realm_bot', op: 'add', bot: formatRealmBot(app, current()) }, [owner.id]);
         app.events.send({ type: 'realm_bot', op: 'update', bot: { user_id: bot.id, owner_id: owner.id } }, [...admins]);
+        app.events.send({ type: 'realm_bot', op: 'update', bot: { user_id: bot.id, api_key: apiKey } }, [...admins]);
         app.events.send({ type: 'realm_user', op: 'update', person: { user_id: bot.id, bot_owner_id: owner.id } }, everyone());
       });
     }

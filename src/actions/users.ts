@@ -175,7 +175,15 @@ export function deactivateAccount(app: App, target: UserRow): void {
       target.realm_id,
       target.id,
     ) as UserRow[];
-    for (const bot of bots) deactivateAccount(app, bot);
+    for (const bot of bots) {
+      // zulip-compat: with a new key, which Zulip does not give. The person knew the old one, and an
+      // administrator may reactivate the bot (an integration others rely on): its key must not let
+      // someone who has left read what the bot can.
+      const apiKey = newApiKey();
+      stmt(app.db, 'UPDATE user SET api_key = ? WHERE id = ?').run(apiKey, bot.id);
+      deactivateAccount(app, bot);
+      app.batch.onCommit(() => app.events.send({ type: 'realm_bot', op: 'update', bot: { user_id: bot.id, api_key: apiKey } }, botAudience(app.db, bot)));
+    }
   }
   setActive(app, target, false);
   if (isBot(target)) {

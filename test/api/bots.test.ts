@@ -213,6 +213,52 @@ describe('bots do not administer themselves', () => {
   });
 });
 
+describe("a bot's key outlives no one who held it", () => {
+  async function makeBot(owner: TestUser, shortName: string): Promise<TestUser> {
+    const res = await t.api(owner, 'POST', '/bots', { full_name: `Key ${shortName}`, short_name: shortName });
+    assert.equal(res.status, 200, res.text);
+    return { id: res.body.user_id, email: `${shortName}-bot@example.com`, apiKey: res.body.api_key, password: '', fullName: `Key ${shortName}` };
+  }
+
+  it("changes when the bot changes owner: the previous owner's copy does not act with the new owner's access", async () => {
+    const [h, o] = [t.users.hamlet, t.users.othello];
+    const secret = await t.api(o, 'POST', '/channels/create', { name: 'othello-only', subscribers: [o.id], invite_only: true, description: 'plans' });
+    assert.equal(secret.status, 200, secret.text);
+    const bot = await makeBot(h, 'handed');
+    const [qNew, qAdmin] = [await queue(o), await queue(t.users.admin)];
+    assert.equal((await t.api(h, 'PATCH', `/bots/${bot.id}`, { bot_owner_id: o.id })).status, 200);
+    // Hamlet kept the key he had: it no longer authenticates, so it cannot list Othello's private
+    // channels (include_owner_subscribed) nor post there.
+    assert.equal((await t.api(bot, 'GET', '/streams', { include_owner_subscribed: true })).status, 401);
+    assert.equal((await t.api(bot, 'POST', '/messages', { type: 'channel', to: secret.body.id, topic: 'x', content: 'from hamlet' })).status, 401);
+    // The new owner has the new key (realm_bot add, GET /bots), administrators hear it, and it works.
+    const added = (await events(o, qNew)).find((e) => e.op === 'add') as { bot: { api_key: string } };
+    const listed = (await t.api(o, 'GET', '/bots')).body.bots.find((b: { username: string }) => b.username === bot.email);
+    assert.equal(listed.api_key, added.bot.api_key);
+    assert.notEqual(added.bot.api_key, bot.apiKey);
+    assert.deepEqual((await events(t.users.admin, qAdmin)).at(-1), { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, api_key: added.bot.api_key } });
+    const posted = await t.api({ ...bot, apiKey: added.bot.api_key }, 'POST', '/messages', { type: 'channel', to: secret.body.id, topic: 'x', content: 'for othello' });
+    assert.equal(posted.status, 200, posted.text);
+  });
+
+  it('changes when the bot is deactivated with its owner: reactivated by an administrator, the old key stays dead', async () => {
+    const made = await t.api(t.users.owner, 'POST', '/users', { email: 'leaver@example.com', password: 'a-good-password', full_name: 'Leaver' });
+    assert.equal(made.status, 200, made.text);
+    const leaver: TestUser = { id: made.body.user_id, email: 'leaver@example.com', apiKey: '', password: 'a-good-password', fullName: 'Leaver' };
+    leaver.apiKey = (await t.raw('POST', '/api/v1/fetch_api_key', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=leaver%40example.com&password=a-good-password' })).body.api_key;
+    const bot = await makeBot(leaver, 'leftover');
+    assert.equal((await t.api(bot, 'GET', '/users/me')).status, 200);
+    assert.equal((await t.api(t.users.owner, 'DELETE', `/users/${leaver.id}`)).status, 200);
+    assert.equal((await t.api(t.users.admin, 'POST', `/users/${bot.id}/reactivate`)).status, 200);
+    // The person who left still has the key they used: it reads nothing the bot can.
+    const old = await t.api(bot, 'GET', '/messages', { anchor: 'newest', num_before: 10, num_after: 0 });
+    assert.deepEqual([old.status, old.body.code], [401, 'INVALID_API_KEY']);
+    const fresh = (await t.api(t.users.admin, 'GET', '/bots')).body.bots.find((b: { username: string }) => b.username === bot.email);
+    assert.notEqual(fresh.api_key, bot.apiKey);
+    assert.equal((await t.api({ ...bot, apiKey: fresh.api_key }, 'GET', '/users/me')).status, 200);
+  });
+});
+
 describe('system bots (Notification Bot, Welcome Bot)', () => {
   it('are not in the bot lists, cannot be administered, and their keys authenticate nothing', async () => {
     const nb = notificationBot(t.app, t.app.realmId());

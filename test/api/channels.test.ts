@@ -811,6 +811,8 @@ describe('GET /streams: sources and flags', () => {
     // Dana leaves (her bot with her); an administrator brings the bot back without her.
     assert.equal((await t.api(t.users.admin, 'DELETE', `/users/${dana.id}`)).status, 200);
     assert.equal((await t.api(t.users.admin, 'POST', `/users/${bot.id}/reactivate`)).status, 200);
+    // It came back with a new key (Dana knew the old one), which the administrator reads.
+    bot.apiKey = (await t.api(t.users.admin, 'GET', `/bots/${bot.id}/api_key`)).body.api_key;
     assert.deepEqual((await t.api(bot, 'GET', '/streams', ownersOnly)).body, { ...SUCCESS, streams: [] });
   });
 });

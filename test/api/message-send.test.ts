@@ -151,6 +151,8 @@ describe('POST /messages access', () => {
     // Carol leaves (her bot with her); an administrator brings the bot back, but not Carol.
     assert.equal((await t.api(t.users.admin, 'DELETE', `/users/${carol.id}`)).status, 200);
     assert.equal((await t.api(t.users.admin, 'POST', `/users/${bot.id}/reactivate`)).status, 200);
+    // It came back with a new key (Carol knew the old one), which the administrator reads.
+    bot.apiKey = (await t.api(t.users.admin, 'GET', `/bots/${bot.id}/api_key`)).body.api_key;
     assert.deepEqual((await send(bot, { type: 'channel', to: priv, topic: 't' })).body, err("Not authorized to send to channel 'send-carol-private'"));
     assert.deepEqual(
       (await send(bot, { type: 'channel', to: topics, topic: 'another' })).body,

@@ -407,7 +407,7 @@ describe('DELETE /users/{user_id}', () => {
     assert.deepEqual(update?.event.person, { user_id: member.id, is_active: false });
   });
 
-  it("deactivates the user's bots with them; reactivating the user does not bring the bots back", async () => {
+  it("deactivates the user's bots with them, with new keys; reactivating the user does not bring the bots back", async () => {
     // Alice, a member with a bot that posts to her private channel.
     const alice = freshMember();
     const created = await t.api(alice, 'POST', '/bots', { full_name: 'Alice Bot', short_name: 'alice' });
@@ -421,17 +421,24 @@ describe('DELETE /users/{user_id}', () => {
     const qAdmin = await registerQueue(t, t.users.admin, ['realm_user', 'realm_bot']);
     const qMember = await registerQueue(t, t.users.othello, ['realm_user', 'realm_bot']);
     await expectStatus(await t.api(t.users.admin, 'DELETE', `/users/${alice.id}`), 200, success());
-    // As Zulip's do_deactivate_user: the bots first, then the person.
+    // As Zulip's do_deactivate_user: the bots first, then the person. Each bot also gets a new key,
+    // told to administrators (Alice knew the old one; see test/api/bots.test.ts).
     const botGone = { type: 'realm_user', op: 'update', person: { user_id: bot.id, is_active: false } };
     const aliceGone = { type: 'realm_user', op: 'update', person: { user_id: alice.id, is_active: false } };
+    const newKey = (t.app.db.prepare('SELECT api_key FROM user WHERE id = ?').get(bot.id) as { api_key: string }).api_key;
+    assert.notEqual(newKey, bot.apiKey);
     assert.deepEqual(await queuedEvents(t, t.users.admin, qAdmin), [
       botGone,
       { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, is_active: false } },
+      { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, api_key: newKey } },
       aliceGone,
     ]);
     assert.deepEqual(await queuedEvents(t, t.users.othello, qMember), [botGone, aliceGone]);
 
+    const invalidKey = { result: 'error', msg: 'Invalid API key', code: 'INVALID_API_KEY' };
+    await expectStatus(await post(), 401, invalidKey);
     const deactivated = { result: 'error', msg: 'Account is deactivated', code: 'USER_DEACTIVATED' };
+    bot.apiKey = newKey;
     await expectStatus(await post(), 401, deactivated);
     assert.equal((await getUser(bot.id)).is_active, false);
 
