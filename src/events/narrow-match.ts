@@ -4,6 +4,7 @@
 // and `is` (dm/private, starred, unread, mentioned/alerted, resolved). Negation is not supported.
 import * as v from 'valibot';
 import { errors } from '../http/errors';
+import { codePoints } from '../http/params';
 import { RESOLVED_TOPIC_PREFIX } from '../lib/messages';
 import { MAX_NARROW_TERMS } from '../lib/narrow';
 
@@ -36,6 +37,14 @@ export const narrowSchema = v.pipe(
   v.maxLength(MAX_NARROW_TERMS, '{var_name} is too long (limit: {max_length} items)'),
 );
 
+/**
+ * Longest operand an event queue's narrow keeps, in characters. A queue holds its narrow for its
+ * lifetime (a week at most, 50 queues per user): 100 operands of 80,000 characters made each queue
+ * hold 9 MB, so a member with a few bots could fill the process's memory. Its operands are channel
+ * names and topics (at most 60 characters), addresses (254) and `is` keywords; Zulip has no limit.
+ */
+export const MAX_EVENT_NARROW_OPERAND_LENGTH = 1000;
+
 const CHANNEL_OPERATORS = ['channel', 'stream'];
 const SUPPORTED = [...CHANNEL_OPERATORS, 'topic', 'exact-topic', 'sender', 'is'];
 const UNSUPPORTED_IS = ['followed'];
@@ -43,7 +52,13 @@ const UNSUPPORTED_IS = ['followed'];
 /** Checks a parsed narrow the way Zulip's check_narrow_for_events does; returns plain terms. */
 export function checkNarrowForEvents(narrow: readonly { operator: string; operand: string | number; negated?: boolean }[]): NarrowTerm[] {
   const out: NarrowTerm[] = [];
-  for (const term of narrow) {
+  for (const [i, term] of narrow.entries()) {
+    if (typeof term.operand === 'string' && codePoints(term.operand) > MAX_EVENT_NARROW_OPERAND_LENGTH) {
+      throw errors.badRequest('{var_name} is too long (limit: {max_length} characters)', {
+        var_name: `narrow[${i}].operand`,
+        max_length: MAX_EVENT_NARROW_OPERAND_LENGTH,
+      });
+    }
     if (!SUPPORTED.includes(term.operator)) throw errors.badRequest('Operator {operator} not supported.', { operator: term.operator });
     if (term.operator === 'is' && UNSUPPORTED_IS.includes(String(term.operand))) {
       throw errors.badRequest('Operand {operand} not supported.', { operand: term.operand });

@@ -192,6 +192,29 @@ describe('POST /register', () => {
     assert.equal((await poll(u, extra, -1, { dont_block: true })).status, 200);
     for (const id of [...ids, extra]) await t.api(u, 'DELETE', '/events', { queue_id: id });
   });
+
+  it('bounds what a queue keeps for its lifetime: narrow operands and event types', async () => {
+    // A queue holds these until it expires, 50 queues per user: 100 operands of 80,000 characters,
+    // or 10,000 event types of 900, made each queue hold some 9 MB.
+    const u = t.users.othello;
+    const bad = (msg: string) => ({ result: 'error', msg, code: 'BAD_REQUEST' });
+    const topics = (operand: string) => Array.from({ length: 100 }, () => ['topic', operand]);
+    for (const narrow of [topics('x'.repeat(80_000)), [{ operator: 'channel', operand: 'c'.repeat(1001) }]]) {
+      const res = await register(u, { fetch_event_types: [], narrow });
+      assert.deepEqual(res.body, bad('narrow[0].operand is too long (limit: 1000 characters)'));
+    }
+    const wide = await register(u, { fetch_event_types: [], event_types: Array.from({ length: 10_000 }, (_, i) => `${i}${'x'.repeat(900)}`) });
+    assert.deepEqual(wide.body, bad('event_types is too long (limit: 1000 items)'));
+    const long = await register(u, { fetch_event_types: [], event_types: ['message', 'y'.repeat(101)] });
+    assert.deepEqual(long.body, bad('event_types[1] is too long (limit: 100 characters)'));
+    // The same bounds when GET /events registers the queue.
+    const viaPoll = await t.api(u, 'GET', '/events', { dont_block: true, narrow: JSON.stringify([['topic', 'z'.repeat(1001)]]) });
+    assert.deepEqual(viaPoll.body, bad('narrow[0].operand is too long (limit: 1000 characters)'));
+    // Ordinary narrows and event types are as before; an operand of 1000 characters is fine.
+    const ok = await register(u, { fetch_event_types: [], narrow: topics('t'.repeat(1000)), event_types: ['message', 'realm_user'] });
+    assert.equal(ok.status, 200, ok.text);
+    await t.api(u, 'DELETE', '/events', { queue_id: ok.body.queue_id });
+  });
 });
 
 describe('GET /events', () => {
