@@ -192,3 +192,36 @@ describe('search: anchors and windows', () => {
     assert.deepEqual(ids(await search([op('search', 'hidden hotels')], {}, t.users.othello)), []);
   });
 });
+
+describe('search: bounded work', () => {
+  const post = (narrow: unknown[]) =>
+    t.api(t.users.hamlet, 'POST', '/messages/flags/narrow', { anchor: 'newest', num_before: 100, num_after: 0, op: 'add', flag: 'starred', narrow });
+  const tooLong = { result: 'error', msg: 'Invalid narrow operator: search is too long (limit: 100 words)', code: 'BAD_NARROW' };
+
+  it('searches for a repeated word once: 30,000 copies cost what one does', async () => {
+    // Every word is ANDed into one full-text query, whose cost in SQLite grows with the square of its
+    // words: 30,000 took over a second (and 100 such terms some 300 s), every other request waiting.
+    const started = performance.now();
+    const res = await post([op('search', 'hotel '.repeat(30_000)), op('search', 'HOTEL Hotel hotel')]);
+    assert.equal(res.status, 200, res.text);
+    assert.ok(performance.now() - started < 300, `took ${Math.round(performance.now() - started)} ms`);
+    assert.deepEqual(await found('hotel hotel "hotel is" "hotel is" HOTEL'), [m.hotel]);
+  });
+
+  it('takes 100 distinct words and phrases in a narrow; more is a 400 on every endpoint, never a 500', async () => {
+    const words = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `w${from + i}`).join(' ');
+    const phrases = (n: number) => Array.from({ length: n }, (_, i) => `"p${i}"`).join(' ');
+    // 60 words, then 20 words and 10 phrases (whose words count too): 100.
+    assert.deepEqual(ids(await search([op('search', words(60)), op('search', `${words(20, 60)} ${phrases(10)}`, true)])), []);
+    // 1000 phrases answered 500 (each is a condition; SQLite refuses a statement past ~1000).
+    for (const narrow of [[op('search', words(101))], [op('search', phrases(1000))], [op('search', words(60)), op('search', words(41, 60), true)]]) {
+      assert.deepEqual((await t.api(t.users.hamlet, 'GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow })).body, tooLong);
+      assert.deepEqual((await post(narrow)).body, tooLong);
+      assert.deepEqual((await t.api(t.users.hamlet, 'GET', '/messages/matches_narrow', { msg_ids: [m.hotel], narrow })).body, tooLong);
+    }
+    // A long paste of words far over the bound is refused as fast.
+    const started = performance.now();
+    assert.deepEqual((await post(Array.from({ length: 100 }, () => op('search', words(3000))))).body, tooLong);
+    assert.ok(performance.now() - started < 300, `took ${Math.round(performance.now() - started)} ms`);
+  });
+});
