@@ -5,7 +5,7 @@ import { doUpdateFlags } from '../actions/flags';
 import { doEditMessage } from '../actions/message-edit';
 import { doUpdateFlagsForNarrow, parseAnchor } from '../actions/flags-narrow';
 import { errors } from '../http/errors';
-import { p, zInt } from '../http/params';
+import { checkListLength, MAX_JSON_LIST_ITEMS, p, zInt } from '../http/params';
 import { route } from '../http/route';
 import { fetchMessages, matchesNarrow } from '../lib/fetch';
 import { flagNames, formatMessages } from '../lib/messages';
@@ -36,6 +36,8 @@ function channelAddressee(to: unknown, topic: string | undefined): Addressee {
 function directAddressee(to: unknown): Addressee {
   const data = typeof to === 'string' ? to.split(',') : to;
   if (!Array.isArray(data)) throw errors.badRequest('Invalid data type for recipients');
+  // Comma-separated addresses are a list like a JSON one, with the same bound.
+  checkListLength(data, 'to', MAX_JSON_LIST_ITEMS);
   if (data.length === 0) return { kind: 'direct', userIds: [], emails: [] };
   const mixed = () => errors.badRequest('Recipient lists may contain emails or user IDs, but not both.');
   if (typeof data[0] === 'string') {

@@ -284,6 +284,33 @@ describe('narrow length', () => {
     assert.deepEqual(events.body, tooLong);
   });
 
+  it('bounds a dm operand written as comma-separated addresses as a JSON list is, and looks each person up once', async () => {
+    const u = t.users;
+    // 400,000 copies of one address (9 MB) took 12 s: a lookup each, every request waiting.
+    const started = performance.now();
+    const flagged = await t.api(u.hamlet, 'POST', '/messages/flags/narrow', {
+      anchor: 'newest',
+      num_before: 10,
+      num_after: 0,
+      op: 'add',
+      flag: 'read',
+      narrow: [op('dm', Array(400_000).fill(u.othello.email).join(','))],
+    });
+    assert.deepEqual(flagged.body, err('operand is too long (limit: 10000 items)'));
+    assert.ok(performance.now() - started < 1000, `took ${Math.round(performance.now() - started)} ms`);
+    // Repeats within the bound name the same conversation.
+    assert.deepEqual(await narrowed([op('dm', Array(50).fill(` ${u.othello.email}`).join(','))]), [m.dm]);
+    assert.deepEqual(await narrowed([op('dm', [u.othello.id, u.othello.id])]), [m.dm]);
+  });
+
+  it('bounds direct-message recipients written as comma-separated addresses as a JSON list is', async () => {
+    const u = t.users;
+    const res = await t.api(u.hamlet, 'POST', '/messages', { type: 'direct', to: Array(10_001).fill(u.othello.email).join(','), content: 'x' });
+    assert.deepEqual(res.body, err('to is too long (limit: 10000 items)'));
+    const ok = await t.api(u.hamlet, 'POST', '/messages', { type: 'direct', to: Array(10_000).fill(u.othello.email).join(','), content: 'x' });
+    assert.equal(ok.status, 200, ok.text);
+  });
+
   it('takes at most 5000 ids in matches_narrow', async () => {
     const res = await t.api(t.users.hamlet, 'GET', '/messages/matches_narrow', { msg_ids: Array(5001).fill(m.fox), narrow: [] });
     assert.deepEqual(res.body, err('msg_ids is too long (limit: 5000 items)'));
