@@ -29,7 +29,7 @@ import { findStreamById, findSubscription, formatSubscription, isPublic, subscri
 import { notificationBot, welcomeBot } from './system-bots';
 import { findNamedGroup } from '../lib/user-groups';
 import { findUserByDeliveryEmail, findUserById, isAdmin, isOwner, type UserRow } from '../lib/users';
-import { isValidEmail } from '../lib/validate';
+import { isDeliverableEmail, realmEmailProblem } from '../lib/validate';
 import { doSendMessage } from './messages';
 import { accessGroupForUpdate, requireMemberOrAdmin } from './user-groups';
 import { activeUserIds, doCreateUser } from './users';
@@ -129,17 +129,7 @@ export function parseInviteeEmails(raw: string): string[] {
 
 /** Zulip's validate_email_is_valid for the realm: syntax, then the allowed domains. */
 function emailProblem(app: App, realm: RealmRow, email: string): string | null {
-  if (!isValidEmail(email)) return 'Invalid address.';
-  if (realm.emails_restricted_to_domains) {
-    const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-    const rows = stmt(app.db, 'SELECT domain, allow_subdomains FROM realm_domain WHERE realm_id = ?').all(realm.id) as {
-      domain: string;
-      allow_subdomains: number;
-    }[];
-    const ok = rows.some((r) => domain === r.domain.toLowerCase() || (r.allow_subdomains === 1 && domain.endsWith('.' + r.domain.toLowerCase())));
-    if (!ok) return 'Outside your domain.';
-  }
-  return null;
+  return realmEmailProblem(app.db, realm, email);
 }
 
 /** The organization's daily cap on invitation emails (Zulip's realm.max_invites); null: none. */
@@ -399,7 +389,7 @@ const MAX_REGISTRATION_EMAILS_PER_DAY = 5;
 
 /** Why `email` cannot have an account here: an invalid or outside address, or an existing account. */
 function checkNewAddress(app: App, realm: RealmRow, email: string): void {
-  if (!isValidEmail(email)) throw errors.badRequest('Enter a valid email address.');
+  if (!isDeliverableEmail(email)) throw errors.badRequest('Enter a valid email address.');
   const problem = emailProblem(app, realm, email);
   if (problem) throw errors.badRequest(problem === 'Outside your domain.' ? 'Your email address is not in one of the domains this organization allows.' : problem);
   const existing = findUserByDeliveryEmail(app.db, realm.id, email);

@@ -22,7 +22,7 @@ import {
 import { renderPlain } from '../lib/render';
 import { getRealmById } from '../lib/realm';
 import { accessUserById, findUserByDeliveryEmail, findUserByEmail, findUserById, isAdmin, isOwner, type UserRow } from '../lib/users';
-import { isValidEmail } from '../lib/validate';
+import { isDeliverableEmail } from '../lib/validate';
 import { activeUserIds, doUpdateUser } from './users';
 import { changeDeliveryEmail } from './user-access';
 
@@ -308,7 +308,7 @@ export function doUpdateUserByAdmin(app: App, acting: UserRow, targetId: number,
     if (change.profileData !== undefined) updateProfileData(app, acting, target, change.profileData);
     if (change.newEmail !== undefined && change.newEmail !== target.delivery_email) {
       const email = change.newEmail.trim();
-      if (!isValidEmail(email)) throw errors.badRequest('Invalid new email address.');
+      if (!isDeliverableEmail(email)) throw errors.badRequest('Invalid new email address.');
       const other = findUserByDeliveryEmail(app.db, target.realm_id, email) ?? findUserByEmail(app.db, target.realm_id, email);
       if (other && other.id !== target.id) throw errors.badRequest('New email value error: Already has an account.');
       changeDeliveryEmail(app, target, email);

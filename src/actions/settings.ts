@@ -7,7 +7,7 @@ import { errors } from '../http/errors';
 import { nowSeconds } from '../lib/clock';
 import { sendEmail } from '../lib/email';
 import { findGroup, groupMemberIds } from '../lib/groups';
-import { getRealmById } from '../lib/realm';
+import { getRealmById, type RealmRow } from '../lib/realm';
 import { checkPassword, hashPassword, randomAlnum } from '../lib/secrets';
 import {
   editedSettings,
@@ -19,7 +19,7 @@ import {
   settingValue,
 } from '../lib/settings';
 import { findUserByDeliveryEmail, findUserByEmail, findUserById, isAdmin, isBot, type UserRow } from '../lib/users';
-import { checkFullName, isValidEmail, PASSWORD_MIN_LENGTH } from '../lib/validate';
+import { checkFullName, PASSWORD_MIN_LENGTH, realmEmailProblem } from '../lib/validate';
 import { deleteOtherSessions } from './sessions';
 import { changeDeliveryEmail, emailVisibilityChanged } from './user-access';
 
@@ -217,7 +217,10 @@ function startEmailChange(app: App, user: UserRow, newEmail: string, extra: Reco
   if (extra.email_changes_disabled === true && !isAdmin(user)) {
     throw errors.badRequest('Email address changes are disabled in this organization.');
   }
-  if (!isValidEmail(newEmail)) throw errors.badRequest('Invalid address.');
+  // As Zulip's validate_email_change_request: the organization's rules for addresses apply (its
+  // allowed domains), so a member cannot move their account outside them.
+  const problem = realmEmailProblem(app.db, getRealmById(app.db, user.realm_id) as RealmRow, newEmail);
+  if (problem) throw errors.badRequest(problem);
   if (findUserByDeliveryEmail(app.db, user.realm_id, newEmail) || findUserByEmail(app.db, user.realm_id, newEmail)) {
     throw errors.badRequest('Email is already in use.');
   }

@@ -18,7 +18,7 @@ import {
   isOwner,
   type UserRow,
 } from '../lib/users';
-import { checkFullName, checkPasswordStrength, isValidEmail } from '../lib/validate';
+import { checkFullName, checkPasswordStrength, isDeliverableEmail, isValidEmail } from '../lib/validate';
 import { revokeInvitationsOf } from './invites';
 import { removeUserPushRegistrations } from './push';
 import { applyRealmUserDefaults } from './realm-defaults';
@@ -116,6 +116,10 @@ export function doCreateUser(app: App, spec: NewUser): CreatedUser {
 /** POST /users: administrators create accounts with a password. */
 export function doCreateUserByAdmin(app: App, acting: UserRow, email: string, password: string, fullName: string): number {
   if (!isAdmin(acting)) throw errors.adminRequired();
+  // An address people give is checked as Django's validator does (doCreateUser's check is looser:
+  // it also makes bots' and system bots' addresses from the server's host name); the name first.
+  checkFullName(fullName);
+  if (!isDeliverableEmail(email)) throw errors.badRequest('Bad name or username');
   return doCreateUser(app, {
     realmId: acting.realm_id,
     email,

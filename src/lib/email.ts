@@ -69,7 +69,9 @@ export function sendEmail(app: App, mail: OutgoingEmail): string | null {
     const nodemailer = loadNodemailer();
     const transport = nodemailer.createTransport(smtpUrl);
     transport
-      .sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text })
+      // The recipient as an address object, which nodemailer takes as it is: a string is parsed as a
+      // list with display names, so "a,b@x" or "v@evil.com(x.example.com" would name other mailboxes.
+      .sendMail({ from, to: { name: '', address: mail.to }, subject: mail.subject, text: mail.text })
       .then(() => console.error(`parley: email to ${mail.to} sent: ${mail.subject}`))
       .catch((err: unknown) => console.error(`parley: email to ${mail.to} failed: ${(err as Error).message}`))
       .finally(() => transport.close());

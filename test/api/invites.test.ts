@@ -561,6 +561,49 @@ describe('POST /invites/multiuse, DELETE /invites/multiuse/{id}', () => {
   });
 });
 
+describe('an organization restricted to its domains', () => {
+  it("admits only addresses Django's validator takes in an allowed domain: none that mail software would deliver elsewhere", async () => {
+    const realmId = t.app.realmId();
+    t.app.db.prepare('UPDATE realm SET emails_restricted_to_domains = 1 WHERE id = ?').run(realmId);
+    t.app.db.prepare("INSERT INTO realm_domain (realm_id, domain, allow_subdomains) VALUES (?, 'example.com', 1)").run(realmId);
+    try {
+      clearOutbox();
+      // These end in an allowed subdomain, and the old check took them; nodemailer reads the first two
+      // as victim@evil.com, the third as two addresses.
+      const r = await invite('admin', { invitee_emails: 'victim@evil.com(x.example.com\nvictim@evil.com>x.example.com\n"a,b"@example.com\nx+tag@example.com\nx@evil.com' });
+      assert.deepEqual(
+        r.body,
+        failed("Some emails did not validate, so we didn't send any invitations.", [
+          ['victim@evil.com(x.example.com', 'Invalid address.', false],
+          ['victim@evil.com>x.example.com', 'Invalid address.', false],
+          ['"a', 'Invalid address.', false],
+          ['b"@example.com', 'Invalid address.', false],
+          ['x+tag@example.com', 'Email addresses containing + are not allowed.', false],
+          ['x@evil.com', 'Outside your domain.', false],
+        ], false),
+      );
+      assert.deepEqual(readOutbox(), []);
+      // A reusable link's sign-up form applies the same rules before sending anything.
+      const link = pathOf((await t.api(t.users.admin, 'POST', '/invites/multiuse', {})).body.invite_link);
+      for (const [email, message] of [
+        ['victim@evil.com(x.example.com', /Enter a valid email address\./],
+        ['victim+1@example.com', /Email addresses containing \+ are not allowed\./],
+        ['victim@evil.com', /Your email address is not in one of the domains this organization allows\./],
+      ] as const) {
+        const res = await postForm(link, { email });
+        assert.equal(res.status, 400, email);
+        assert.match(res.text, message);
+      }
+      assert.deepEqual(readOutbox(), []);
+      assert.equal((await invite('admin', { invitee_emails: 'ok@team.example.com' })).status, 200);
+      assert.equal(readOutbox().length, 1);
+    } finally {
+      t.app.db.prepare('UPDATE realm SET emails_restricted_to_domains = 0 WHERE id = ?').run(realmId);
+      t.app.db.prepare('DELETE FROM realm_domain WHERE realm_id = ?').run(realmId);
+    }
+  });
+});
+
 describe('deactivating the person who invited', () => {
   it("revokes their invitations and reusable links, and the sign-ups under way through them (Zulip's revoke_invites_generated_by_user)", async () => {
     // An administrator who leaves, with a link that makes administrators and an email invitation.

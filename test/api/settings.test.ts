@@ -336,6 +336,28 @@ describe('PATCH /settings email change', () => {
     assert.equal(res.status, 429);
     assert.equal(res.body.code, 'RATE_LIMIT_HIT');
   });
+
+  it("applies the organization's rules for addresses: its allowed domains, and Django's syntax", async () => {
+    // As Zulip's validate_email_change_request: otherwise a member of an organization restricted to
+    // its domains could move their account to any address.
+    const u = t.users.moderator;
+    const realmId = t.app.realmId();
+    t.app.db.prepare('UPDATE realm SET emails_restricted_to_domains = 1 WHERE id = ?').run(realmId);
+    t.app.db.prepare("INSERT INTO realm_domain (realm_id, domain, allow_subdomains) VALUES (?, 'example.com', 1)").run(realmId);
+    const before = mails().length;
+    try {
+      assert.deepEqual((await patch(u, { email: 'shiva@elsewhere.org' })).body, err('Outside your domain.'));
+      assert.deepEqual((await patch(u, { email: 'shiva+tag@example.com' })).body, err('Email addresses containing + are not allowed.'));
+      // Ends in an allowed subdomain, but mail software delivers it to elsewhere.org.
+      assert.deepEqual((await patch(u, { email: 'shiva@elsewhere.org(x.example.com' })).body, err('Invalid address.'));
+      assert.deepEqual((await patch(u, { email: 'shiva@elsewhere.org,x.example.com' })).body, err('Invalid address.'));
+      assert.equal(mails().length, before, 'nothing was sent');
+      assert.deepEqual((await patch(u, { email: 'shiva@team.example.com' })).body, SUCCESS);
+    } finally {
+      t.app.db.prepare('UPDATE realm SET emails_restricted_to_domains = 0 WHERE id = ?').run(realmId);
+      t.app.db.prepare('DELETE FROM realm_domain WHERE realm_id = ?').run(realmId);
+    }
+  });
 });
 
 // The order in which PATCH /settings applies settings: the order of the settings table.
