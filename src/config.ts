@@ -68,6 +68,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
       authenticateByUsername: env.PARLEY_RATE_LIMIT_LOGIN
         ? parseRule(env.PARLEY_RATE_LIMIT_LOGIN, 'PARLEY_RATE_LIMIT_LOGIN')
         : RULES.authenticateByUsername,
+      sendsEmailByIp: env.PARLEY_RATE_LIMIT_EMAIL_IP ? parseRule(env.PARLEY_RATE_LIMIT_EMAIL_IP, 'PARLEY_RATE_LIMIT_EMAIL_IP') : RULES.sendsEmailByIp,
     },
     synchronous: env.PARLEY_SYNCHRONOUS === 'full' ? 'full' : 'normal',
     heartbeatSeconds: int('PARLEY_HEARTBEAT_SECONDS', 50),

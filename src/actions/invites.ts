@@ -7,6 +7,7 @@
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors, JsonableError } from '../http/errors';
+import { rateLimitHeaders } from '../http/ratelimit';
 import { nowSeconds } from '../lib/clock';
 import { sendEmail } from '../lib/email';
 import { isUserInGroup } from '../lib/groups';
@@ -403,12 +404,18 @@ function checkNewAddress(app: App, realm: RealmRow, email: string): void {
  * registration: a single-use invitation to it with the link's role, channels, groups and welcome
  * text, valid for a day). Nothing is created until that link is followed. Returns the address.
  */
-export function doRequestRegistration(app: App, key: string, rawEmail: string): string {
+export function doRequestRegistration(app: App, key: string, rawEmail: string, ip: string): string {
   return app.batch.write(() => {
     const { invitation: link, realm } = checkInvitationKey(app, key);
     if (!link.multiuse) throw errors.badRequest('This invitation is for one address only.');
     const email = rawEmail.trim();
     checkNewAddress(app, realm, email);
+    // Zulip's sends_email_by_ip: the per-address cap below does not stop one client from mailing
+    // many addresses (anyone holding the link, which needs no login, could use the server to mail
+    // strangers). Counted only when an email goes out.
+    const ipKey = `sends-email:${ip}`;
+    const byIp = app.limits.peek(ipKey, app.limits.rules.sendsEmailByIp, app.clock.nowMs());
+    if (app.limits.enabled && !byIp.allowed) throw errors.rateLimited(Math.ceil(byIp.retryAfter), rateLimitHeaders(byIp));
     const now = nowSeconds(app.clock);
     const recent = (
       stmt(app.db, 'SELECT count(*) AS n FROM invitation WHERE realm_id = ? AND registration_of IS NOT NULL AND email = ? COLLATE NOCASE AND created > ?').get(
@@ -434,6 +441,7 @@ export function doRequestRegistration(app: App, key: string, rawEmail: string): 
       `Hi there,\n\nSomeone (hopefully you) asked to join the organization "${realm.name}" on Parley with this ` +
       `email address.\n\nTo confirm the address and create your account, visit the link below:\n\n    ${url}\n\n` +
       `The link expires in 24 hours. If you did not ask to join, you can ignore this email: no account is made without it.\n`;
+    if (app.limits.enabled) app.limits.record(ipKey, app.limits.rules.sendsEmailByIp, app.clock.nowMs());
     app.batch.onCommit(() => {
       sendEmail(app, { to: email, subject: `Confirm your email address to join ${realm.name}`, text });
     });

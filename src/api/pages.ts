@@ -86,7 +86,7 @@ interface SignUpForm {
   fullName: string;
 }
 
-function signUpPage(app: App, key: string, status: number, error: string | null, form: SignUpForm): Reply {
+function signUpPage(app: App, key: string, status: number, error: string | null, form: SignUpForm, headers: Record<string, string> = {}): Reply {
   let state;
   try {
     state = checkInvitationKey(app, key);
@@ -106,6 +106,7 @@ function signUpPage(app: App, key: string, status: number, error: string | null,
 <p class="realm">We will send a link to this address to finish creating your account.</p>
 <button type="submit">Continue</button>
 </form>`,
+      headers,
     );
   }
   const who = referrer && invitation.registration_of === null ? html`<p>${referrer.full_name} invited you to join ${realm.name}.</p>` : html`<p>You are invited to join ${realm.name}.</p>`;
@@ -160,12 +161,12 @@ export const pageRoutes = [
     method: 'POST',
     path: '/join/{key}',
     params: { email: p.str().optional(), full_name: p.str().optional(), password: p.str().optional() },
-    handle({ app, path, params, headers }) {
+    handle({ app, path, params, headers, ip }) {
       if (!sameOrigin(app, headers)) return forbidden();
       const form = { email: params.email ?? '', fullName: params.full_name ?? '' };
       try {
         if (checkInvitationKey(app, path.key).invitation.multiuse) {
-          const email = doRequestRegistration(app, path.key, form.email);
+          const email = doRequestRegistration(app, path.key, form.email, ip);
           return htmlReply(
             200,
             'Check your email',
@@ -178,6 +179,10 @@ export const pageRoutes = [
         return redirect('/', { 'Set-Cookie': sessionCookie(app, token) });
       } catch (err) {
         if (err instanceof InvitationUnusable) return unusablePage(err);
+        if (err instanceof JsonableError && err.code === 'RATE_LIMIT_HIT') {
+          const retry = { 'Retry-After': err.headers['Retry-After'] ?? '3600' };
+          return signUpPage(app, path.key, 429, 'Too many sign-up emails were sent from your network today. Try again tomorrow.', form, retry);
+        }
         if (err instanceof JsonableError) return signUpPage(app, path.key, 400, err.message, form);
         throw err;
       }

@@ -23,13 +23,16 @@ export const RULES = {
   apiByUser: [{ max: 200, windowMs: 60_000 }],
   apiByIp: [{ max: 100, windowMs: 60_000 }],
   authenticateByUsername: [{ max: 5, windowMs: 1_800_000 }],
+  // Requests that make the server send an email to an address the client names (a reusable link's
+  // sign-up form, which needs no login): against using the server to mail strangers.
+  sendsEmailByIp: [{ max: 5, windowMs: 86_400_000 }],
   emailChangeByUser: [
     { max: 2, windowMs: 3_600_000 },
     { max: 5, windowMs: 86_400_000 },
   ],
 } satisfies Record<string, Rule[]>;
 
-export type RuleSet = { apiByUser: Rule[]; apiByIp: Rule[]; authenticateByUsername: Rule[] };
+export type RuleSet = { apiByUser: Rule[]; apiByIp: Rule[]; authenticateByUsername: Rule[]; sendsEmailByIp: Rule[] };
 
 /** Parses "N/S" (N requests per S seconds), e.g. from PARLEY_RATE_LIMIT_USER=200/60. */
 export function parseRule(text: string, name: string): Rule[] {

@@ -604,6 +604,32 @@ describe('an organization restricted to its domains', () => {
   });
 });
 
+describe('sign-up emails per client address', () => {
+  it("are at most 5 a day from one address, whatever addresses they go to (Zulip's sends_email_by_ip)", async () => {
+    // The per-address cap (5 a day to one mailbox) did not stop one client holding a link, which needs
+    // no login, from having the server mail any number of strangers.
+    const limited = await startTestServer({ configure: (c) => (c.rateLimits = true) });
+    try {
+      const link = pathOf((await limited.api(limited.users.admin, 'POST', '/invites/multiuse', {})).body.invite_link);
+      const post = (email: string) =>
+        fetch(limited.url + link, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: encodeParams({ email }) });
+      const sent = () => (fs.existsSync(path.join(limited.dataDir, 'outbox')) ? fs.readdirSync(path.join(limited.dataDir, 'outbox')).length : 0);
+      // Refused addresses send nothing and count for nothing.
+      for (const email of ['not-an-address', 'othello@example.com']) assert.equal((await post(email)).status, 400);
+      for (let i = 0; i < 5; i++) assert.equal((await post(`stranger${i}@example.org`)).status, 200);
+      assert.equal(sent(), 5);
+      const sixth = await post('stranger5@example.org');
+      assert.equal(sixth.status, 429);
+      assert.ok(Number(sixth.headers.get('retry-after')) > 80_000);
+      assert.match(await sixth.text(), /Too many sign-up emails were sent from your network today\./);
+      assert.equal(sent(), 5);
+      assert.equal((stmt(limited.app.db, "SELECT count(*) AS n FROM invitation WHERE email = 'stranger5@example.org'").get() as { n: number }).n, 0);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('deactivating the person who invited', () => {
   it("revokes their invitations and reusable links, and the sign-ups under way through them (Zulip's revoke_invites_generated_by_user)", async () => {
     // An administrator who leaves, with a link that makes administrators and an email invitation.

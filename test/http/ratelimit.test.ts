@@ -99,8 +99,9 @@ describe('configured thresholds', () => {
     assert.throws(() => parseRule('30 per 10', 'PARLEY_RATE_LIMIT_USER'), /PARLEY_RATE_LIMIT_USER must look like 200\/60/);
     assert.throws(() => parseRule('0/10', 'X'));
     assert.deepEqual(configFromEnv({ PARLEY_RATE_LIMIT_LOGIN: '2/60' }).rateLimitRules.authenticateByUsername, [{ max: 2, windowMs: 60_000 }]);
-    const { apiByUser, apiByIp, authenticateByUsername } = RULES;
-    assert.deepEqual(configFromEnv({}).rateLimitRules, { apiByUser, apiByIp, authenticateByUsername });
+    assert.deepEqual(configFromEnv({ PARLEY_RATE_LIMIT_EMAIL_IP: '20/3600' }).rateLimitRules.sendsEmailByIp, [{ max: 20, windowMs: 3_600_000 }]);
+    const { apiByUser, apiByIp, authenticateByUsername, sendsEmailByIp } = RULES;
+    assert.deepEqual(configFromEnv({}).rateLimitRules, { apiByUser, apiByIp, authenticateByUsername, sendsEmailByIp });
   });
 
   it('applies a configured per-user limit', async () => {
