@@ -537,7 +537,19 @@ function dateutilTimestamp(text: string, nowMs: number): string | null | false {
 
 // Python's float() syntax (underscores between digits allowed) after str.strip().
 const PY_FLOAT_RE = /^[+-]?(?:[0-9](?:_?[0-9])*(?:\.(?:[0-9](?:_?[0-9])*)?)?|\.[0-9](?:_?[0-9])*)(?:[eE][+-]?[0-9](?:_?[0-9])*)?$/;
-const PY_STRIP_RE = /^[\t-\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t-\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
+const PY_WHITESPACE_RE = /[\t-\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
+
+/**
+ * Python's str.strip(), in linear time: /^[ws]+|[ws]+$/g retried its second [ws]+ from every
+ * whitespace character of a run that does not end the text (9000 spaces in a <time:…> took ~90 ms).
+ */
+function pyStrip(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && PY_WHITESPACE_RE.test(text[start]!)) start++;
+  while (end > start && PY_WHITESPACE_RE.test(text[end - 1]!)) end--;
+  return text.slice(start, end);
+}
 
 // Python's round() of a float: halves go to the even neighbour.
 const roundHalfEven = (x: number): number => (Math.abs(x % 1) === 0.5 ? 2 * Math.round(x / 2) : Math.round(x));
@@ -564,7 +576,7 @@ export function parseTimestamp(input: string, nowMs: number): string | null {
   if (parsed !== null) return parsed === false ? null : parsed;
   // datetime.fromtimestamp(float(text), tz=timezone.utc). Out of range (years 1–9999) it is
   // invalid; Zulip's OverflowError there (e.g. "1e20") is a server error, not a rendering.
-  const s = text.replace(PY_STRIP_RE, '');
+  const s = pyStrip(text);
   if (!PY_FLOAT_RE.test(s)) return null;
   const t = Number(s.replace(/_/g, ''));
   if (!Number.isFinite(t)) return null;
