@@ -5,6 +5,9 @@ import { errors } from '../http/errors';
 import { codePoints } from '../http/params';
 import { isBot, type UserRow } from '../lib/users';
 
+/** Most keys one bot may store (the characters are bounded by app.config.botStorageLimit). */
+export const MAX_BOT_STORAGE_KEYS = 10_000;
+
 /** Only bots have storage (the spec's PERMISSION_DENIED for anyone else). */
 export function requireBot(user: UserRow): void {
   if (!isBot(user)) throw errors.botRequired();
@@ -41,6 +44,10 @@ export function doSetBotStorage(app: App, bot: UserRow, storage: Record<string, 
       if (old !== undefined) size -= codePoints(k) + codePoints(old);
       size += codePoints(k) + codePoints(v);
     }
+    // Zulip bounds the characters only; 300,000 small keys fit in them, and every GET of the whole
+    // storage then built and sent all of them (~600 ms, as often as the bot liked).
+    const keys = current.size + Object.keys(storage).filter((k) => !current.has(k)).length;
+    if (keys > MAX_BOT_STORAGE_KEYS) throw errors.badRequest('Bot storage can hold at most {limit} keys.', { limit: MAX_BOT_STORAGE_KEYS });
     const limit = app.config.botStorageLimit;
     if (size > limit) {
       throw errors.badRequest('Request exceeds storage limit by {excess} characters. The limit is {limit} characters.', {

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { basicAuth, encodeParams, startTestServer, type TestServer } from '../helpers/server';
 
 let t: TestServer;
 before(async () => {
@@ -75,5 +75,29 @@ describe('DELETE /bot_storage', () => {
     assert.deepEqual((await t.api(bot, 'GET', '/bot_storage')).body, { ...ok, storage: { b: 'y', c: 'z' } });
     assert.deepEqual((await t.api(bot, 'DELETE', '/bot_storage')).body, ok);
     assert.deepEqual((await t.api(bot, 'GET', '/bot_storage')).body, { ...ok, storage: {} });
+  });
+});
+
+describe('bot storage bounds', () => {
+  it('refuses more than 10,000 keys, in one request (before parsing it) or in all', async () => {
+    // Zulip bounds the characters only. 300,000 small keys (7.5 MB) took 2 s to store, and every
+    // GET of the whole storage ~600 ms, as often as the bot liked.
+    const roomy = await startTestServer();
+    try {
+      const bot = roomy.users.bot;
+      const keys = (n: number, from = 0) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${from + i}`, 'v']));
+      const body = encodeParams({ storage: keys(300_000) });
+      const headers = { authorization: basicAuth(bot), 'content-type': 'application/x-www-form-urlencoded' };
+      const started = performance.now();
+      assert.deepEqual((await roomy.raw('PUT', '/api/v1/bot_storage', { headers, body })).body, bad('storage is too long (limit: 10000 items)'));
+      assert.ok(performance.now() - started < 300, `took ${Math.round(performance.now() - started)} ms`);
+      assert.deepEqual((await roomy.api(bot, 'PUT', '/bot_storage', { storage: keys(6000) })).body, ok);
+      assert.deepEqual((await roomy.api(bot, 'PUT', '/bot_storage', { storage: keys(5000, 6000) })).body, bad('Bot storage can hold at most 10000 keys.'));
+      // Overwriting keys it has is no new key.
+      assert.deepEqual((await roomy.api(bot, 'PUT', '/bot_storage', { storage: { ...keys(4000, 6000), ...keys(1000) } })).body, ok);
+      assert.equal(Object.keys((await roomy.api(bot, 'GET', '/bot_storage')).body.storage).length, 10_000);
+    } finally {
+      await roomy.close();
+    }
   });
 });
