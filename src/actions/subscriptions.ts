@@ -32,13 +32,15 @@ const STREAM_COLORS = [
 
 /** Resolves `principals` (emails or ids) to active users of the realm; bots allowed. */
 export function resolvePrincipals(app: App, actor: UserRow, principals: (string | number)[]): UserRow[] {
-  const out: UserRow[] = [];
-  for (const p of principals) {
+  // Each principal given is looked up once, and kept once (a list of 10,000 copies of one id took
+  // 10,000 lookups; 10,000 distinct users, a scan of the list so far for each).
+  const out = new Map<number, UserRow>();
+  for (const p of new Set(principals)) {
     const u = typeof p === 'number' ? findUserById(app.db, actor.realm_id, p) : findUserByEmail(app.db, actor.realm_id, p);
     if (!u || !u.is_active) throw errors.noSuchUser();
-    if (!out.some((x) => x.id === u.id)) out.push(u);
+    if (!out.has(u.id)) out.set(u.id, u);
   }
-  return out;
+  return [...out.values()];
 }
 
 function canSubscribeOthers(app: App, actor: UserRow, realm: RealmRow, s: StreamRow): boolean {

@@ -385,6 +385,21 @@ describe('subscription list bounds', () => {
       err('subscription_data is too long (limit: 1000 items)'),
     );
   });
+
+  it('looks each principal up once: 10,000 copies of one are one user', async () => {
+    // Each copy was looked up (and compared with the users found so far): ~200 ms a request.
+    const u = t.users;
+    const ids = Array(10_000).fill(u.othello.id);
+    const emails = Array(10_000).fill(u.othello.email);
+    const started = performance.now();
+    for (const principals of [ids, emails, ids]) {
+      const res = await t.api(u.hamlet, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'bulk principals' }], principals });
+      assert.equal(res.status, 200, res.text);
+    }
+    assert.ok(performance.now() - started < 300, `took ${Math.round(performance.now() - started)} ms`);
+    const left = await t.api(u.hamlet, 'DELETE', '/users/me/subscriptions', { subscriptions: ['bulk principals'], principals: emails });
+    assert.deepEqual(left.body, { ...SUCCESS, removed: ['bulk principals'], not_removed: [] });
+  });
 });
 
 describe('POST and PATCH /users/me/subscriptions/{stream_id}', () => {
