@@ -3,7 +3,8 @@
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
-import { checkSenderCanAccessRecipients } from '../lib/access';
+import { accessibleUsers, checkSenderCanAccessRecipients, userIdsWhoCannotAccess } from '../lib/access';
+import { placeholderEmail } from '../lib/user-emails';
 import { accessStreamById, subscriberIds } from '../lib/streams';
 import { findUserById, type UserRow } from '../lib/users';
 
@@ -37,15 +38,31 @@ export function doSendDirectTyping(app: App, sender: UserRow, to: readonly numbe
   // Not in Zulip's typing path: Parley refuses what it would refuse to send (check_sender_can_access_recipients),
   // so typing cannot reach, or confirm, a user the sender may not access.
   checkSenderCanAccessRecipients(app.db, sender, users);
-  const event = {
-    type: 'typing',
-    op,
-    message_type: 'direct',
-    sender: { user_id: sender.id, email: sender.email },
-    recipients: users.map((u) => ({ user_id: u.id, email: u.email })),
-  };
   const receivers = typingReceivers(app, users.map((u) => u.id));
-  app.batch.afterCommit((ok) => ok && app.events.send(event, receivers));
+  // Not in Zulip: a guest is told the real address only of the participants it may access (the others
+  // get their placeholder, as a message's sender_email does); the conversation has no message yet,
+  // so it does not make them accessible. Receivers are grouped by whom they may not access.
+  const groups = new Map<string, number[]>();
+  for (const r of receivers) {
+    const access = accessibleUsers(app.db, users.find((u) => u.id === r) as UserRow);
+    const key = access === null ? '' : users.filter((u) => !access.has(u.id)).map((u) => u.id).join(',');
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const person = (u: UserRow, hidden: ReadonlySet<number>) => ({ user_id: u.id, email: hidden.has(u.id) ? placeholderEmail(app, u.id) : u.email });
+  app.batch.afterCommit((ok) => {
+    if (!ok) return;
+    for (const [key, ids] of groups) {
+      const hidden = new Set(key === '' ? [] : key.split(',').map(Number));
+      const event = {
+        type: 'typing',
+        op,
+        message_type: 'direct',
+        sender: person(sender, hidden),
+        recipients: users.map((u) => person(u, hidden)),
+      };
+      app.events.send(event, ids);
+    }
+  });
 }
 
 /** Zulip's settings.MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS. */
@@ -61,5 +78,14 @@ export function doSendChannelTyping(app: App, sender: UserRow, streamId: number,
   // request still succeeds).
   if (subscribers.length > MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS) return;
   const receivers = typingReceivers(app, subscribers);
-  app.batch.afterCommit((ok) => ok && app.events.send(event, receivers));
+  // Not in Zulip: a guest who may not access the sender (someone typing in a public channel they are
+  // not subscribed to) gets the placeholder address, as the message's sender_email will be, not the
+  // sender's real one.
+  const hidden = new Set(userIdsWhoCannotAccess(app.db, sender, receivers));
+  const anonymous = { ...event, sender: { user_id: sender.id, email: placeholderEmail(app, sender.id) } };
+  app.batch.afterCommit((ok) => {
+    if (!ok) return;
+    app.events.send(event, receivers.filter((id) => !hidden.has(id)));
+    if (hidden.size > 0) app.events.send(anonymous, [...hidden]);
+  });
 }

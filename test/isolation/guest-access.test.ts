@@ -194,3 +194,50 @@ describe('messages from senders the guest cannot access', () => {
     assert.deepEqual([seen.message.sender_full_name, seen.message.sender_email], [name, u.admin.email]);
   });
 });
+
+describe('typing notifications a guest receives', () => {
+  it('name the people it may not access by their placeholder address only, as their messages would', async () => {
+    const u = t.users;
+    const host = new URL(t.url).hostname;
+    const register = async (user: typeof u.guest) => {
+      const res = await t.api(user, 'POST', '/register', {
+        event_types: ['typing'],
+        fetch_event_types: [],
+        client_capabilities: { notification_settings_null: true, stream_typing_notifications: true },
+      });
+      assert.equal(res.status, 200, res.text);
+      return res.body.queue_id as string;
+    };
+    // The admin shares nothing with the guest; typing in the guest's (public) channel reaches it.
+    const [qGuest, qOthello] = [await register(u.guest), await register(u.othello)];
+    assert.deepEqual((await t.api(u.admin, 'POST', '/typing', { type: 'channel', op: 'start', stream_id: guestChannel, topic: 'visitors' })).body, SUCCESS);
+    const base = { type: 'typing', op: 'start', message_type: 'stream', stream_id: guestChannel, topic: 'visitors' };
+    assert.deepEqual(await queuedEvents(t, u.guest, qGuest), [{ ...base, sender: { user_id: u.admin.id, email: `user${u.admin.id}@${host}` } }]);
+    assert.deepEqual(await queuedEvents(t, u.othello, qOthello), [{ ...base, sender: { user_id: u.admin.id, email: u.admin.email } }]);
+
+    // A member the guest has no conversation with starts typing to it and the admin: no message yet,
+    // so neither becomes accessible; the guest sees itself as it is.
+    const made = await t.api(u.owner, 'POST', '/users', { email: 'typist@example.com', password: 'typist-password', full_name: 'Typist' });
+    assert.equal(made.status, 200, made.text);
+    const key = await t.api(null, 'POST', '/fetch_api_key', { username: 'typist@example.com', password: 'typist-password' });
+    const typist = { id: made.body.user_id, email: 'typist@example.com', apiKey: key.body.api_key, password: '', fullName: 'Typist' };
+    const qAdmin = await register(u.admin);
+    assert.deepEqual((await t.api(typist, 'POST', '/typing', { op: 'start', to: [u.guest.id, u.admin.id] })).body, SUCCESS);
+    const people = (hide: boolean) => ({
+      type: 'typing',
+      op: 'start',
+      message_type: 'direct',
+      sender: { user_id: typist.id, email: hide ? `user${typist.id}@${host}` : typist.email },
+      recipients: [
+        { user_id: u.guest.id, email: u.guest.email },
+        { user_id: u.admin.id, email: hide ? `user${u.admin.id}@${host}` : u.admin.email },
+        { user_id: typist.id, email: hide ? `user${typist.id}@${host}` : typist.email },
+      ],
+    });
+    const direct = (events: any[]) => events.filter((e) => e.message_type === 'direct');
+    assert.deepEqual(direct(await queuedEvents(t, u.guest, qGuest)), [people(true)]);
+    assert.deepEqual(await queuedEvents(t, u.admin, qAdmin), [people(false)]);
+    const profile = await t.api(u.guest, 'GET', `/users/${typist.id}`);
+    assert.deepEqual(profile.body, err('Insufficient permission'));
+  });
+});
