@@ -84,8 +84,13 @@ describe('DELETE /users/me', () => {
       { type: 'realm_user', op: 'update', person: { user_id: bot.id, is_active: false } },
       { type: 'realm_user', op: 'update', person: { user_id: t.users.moderator.id, is_active: false } },
     ]);
+    // The bot got a new key as it went (the person leaving knew the old one): the old one is no key
+    // at all now, the new one a deactivated account's.
     const res = await t.api(bot, 'GET', '/users/me');
-    assert.deepEqual({ status: res.status, body: res.body }, { status: 401, body: err('Account is deactivated', 'USER_DEACTIVATED') });
+    assert.deepEqual({ status: res.status, body: res.body }, { status: 401, body: err('Invalid API key', 'INVALID_API_KEY') });
+    bot.apiKey = (t.app.db.prepare('SELECT api_key FROM user WHERE id = ?').get(bot.id) as { api_key: string }).api_key;
+    const renewed = await t.api(bot, 'GET', '/users/me');
+    assert.deepEqual({ status: renewed.status, body: renewed.body }, { status: 401, body: err('Account is deactivated', 'USER_DEACTIVATED') });
   });
 
   it('refuses the only user of the organization', async () => {
