@@ -17,8 +17,10 @@ import type { App } from '../app';
 import type { Config } from '../config';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
+import { watchedCache } from '../db/watch';
 import { errors } from '../http/errors';
 import type { Clock } from '../lib/clock';
+import { ROLE } from '../lib/roles';
 import { isGuest, type UserRow } from '../lib/users';
 import type { EventBus, ParleyEvent } from './bus';
 import { checkNarrowForEvents } from './narrow-match';
@@ -84,6 +86,20 @@ export function allocateQueue(app: App, user: UserRow, req: NewQueueRequest): Ev
     capabilities: req.capabilities,
     lifespanSeconds: req.lifespanSeconds,
   });
+}
+
+/**
+ * Users of the realm who may not follow public channels they are not subscribed to: guests (Zulip's
+ * can_access_public_streams) and deactivated users. A queue with a narrow observes every public
+ * channel (as Zulip's realm_clients_all_streams, whose narrow queues were never checked either): a
+ * guest registering any narrow got every public channel's messages live, though GET /messages gave
+ * it none of them. Checked at delivery, so a member made a guest stops receiving them at once.
+ */
+function publicChannelOutsiders(db: Db, realmId: number): ReadonlySet<number> {
+  return watchedCache<number, ReadonlySet<number>>(db, 'publicChannelOutsiders', ['user']).get(
+    realmId,
+    () => new Set((stmt(db, 'SELECT id FROM user WHERE realm_id = ? AND (role = ? OR is_active = 0)').all(realmId, ROLE.GUEST) as { id: number }[]).map((r) => r.id)),
+  );
 }
 
 /** Keys of bus events that steer delivery and never reach clients (see bus.ts). */
@@ -218,8 +234,9 @@ export class QueueRegistry {
     if (event.type === 'message' && typeof event.public_stream_realm_id === 'number') {
       const obs = this.observers.get(event.public_stream_realm_id);
       if (obs === undefined) return;
+      const outsiders = publicChannelOutsiders(this.deps.db, event.public_stream_realm_id);
       for (const q of obs) {
-        if (recipients.has(q.userId)) continue;
+        if (recipients.has(q.userId) || outsiders.has(q.userId)) continue;
         adapter ??= new Adapter(this.deps.db, event);
         this.pushTo(adapter, q, null);
       }

@@ -286,6 +286,29 @@ describe('GET /events: a queue never receives another user\'s private data', () 
     assert.deepEqual(res.body, { result: 'error', msg: 'User not authorized for this query', code: 'BAD_REQUEST' });
   });
 
+  it("a guest's queue with a narrow receives no message from a public channel it may not read, whatever the narrow", async () => {
+    // A queue with a narrow observes every public channel, as in Zulip, where only all_public_streams
+    // was checked: a guest registering any narrow got all their messages live (GET /messages: none).
+    const town = await createChannel(t, t.users.admin, 'observed town', [t.users.admin]);
+    const narrows = [[['channel', 'observed town']], [['topic', 'observed']], [['sender', t.users.admin.email]], [['is', 'unread']]];
+    const guestQueues = await Promise.all(narrows.map((narrow) => Q.open(t.users.guest, { event_types: ['message'], narrow })));
+    // A member's narrowed queue still follows a public channel it is not in, as Zulip's does.
+    const member = await Q.open(t.users.othello, { event_types: ['message'], narrow: [['channel', 'observed town']] });
+    // And a member made a guest stops following at once.
+    const made = doCreateUser(t.app, {
+      realmId: t.app.realmId(), email: 'demoted@example.com', password: 'correct-horse-battery', fullName: 'Demoted', role: ROLE.MEMBER,
+      botType: null, botOwnerId: null, acting: null,
+    });
+    t.app.batch.commit();
+    const demoted: TestUser = { id: made.userId, email: 'demoted@example.com', apiKey: made.apiKey, password: '', fullName: 'Demoted' };
+    const demotedQueue = await Q.open(demoted, { event_types: ['message'], narrow: [['topic', 'observed']] });
+    await ok(t.api(t.users.owner, 'PATCH', `/users/${demoted.id}`, { role: ROLE.GUEST }));
+    const id = await sendToChannel(t, t.users.admin, town, 'observed', 'town news for members only');
+    for (const q of [...guestQueues, demotedQueue]) assert.deepEqual(await q.next(), []);
+    assert.deepEqual((await member.next()).map((e) => e.message?.id), [id]);
+    for (const name of QNAMES) await queues[name].next(); // drain
+  });
+
   it('a deactivated user can no longer poll the queue it registered', async () => {
     const made = doCreateUser(t.app, {
       realmId: t.app.realmId(), email: 'emilia@example.com', password: 'correct-horse-battery', fullName: 'Emilia', role: ROLE.MEMBER,
