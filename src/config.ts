@@ -56,9 +56,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.PARLEY_HOST || '127.0.0.1',
     port: int('PARLEY_PORT', DEFAULT_PORT),
     externalUrl: env.PARLEY_EXTERNAL_URL || null,
-    // Decoding a form body is synchronous (~8 ms a MiB here): 10 MiB keeps the longest one under ~85 ms
-    // of the one process (bench/security-bounds.ts); 32 MiB held every other request for ~250 ms.
-    maxBodyBytes: int('PARLEY_MAX_BODY_BYTES', 10 * 1024 * 1024),
+    // Decoding a form body is synchronous (~9 ms a MiB here, more with non-ASCII text): 6 MiB keeps
+    // the longest one near 50 ms of the one process, so other requests wait well under 100 ms
+    // (bench/security-bounds.ts); 32 MiB held them ~250 ms. Files are counted apart.
+    maxBodyBytes: int('PARLEY_MAX_BODY_BYTES', 6 * 1024 * 1024),
     maxFileUploadSizeMib: int('PARLEY_MAX_FILE_UPLOAD_SIZE_MIB', 100),
     botStorageLimit: int('PARLEY_BOT_STORAGE_LIMIT', 10_000_000),
     rateLimits: (env.PARLEY_RATE_LIMITS ?? 'on') !== 'off',

@@ -91,9 +91,8 @@ describe('DELETE /users/me/alert_words', () => {
     const mine = Array.from({ length: 1000 }, (_, i) => `Word${i}`);
     assert.equal((await t.api(u, 'POST', '/users/me/alert_words', { alert_words: mine })).status, 200);
     const others = Array.from({ length: 1000 }, (_, i) => `other${i}`);
-    const started = performance.now();
+    // Removing what is not there changes nothing (its time: bench/security-bounds.ts, F).
     for (let i = 0; i < 5; i++) assert.equal((await t.api(u, 'DELETE', '/users/me/alert_words', { alert_words: others })).status, 200);
-    assert.ok(performance.now() - started < 300, `took ${Math.round(performance.now() - started)} ms`);
     const res = await t.api(u, 'DELETE', '/users/me/alert_words', { alert_words: [...mine.slice(2).map((w) => w.toUpperCase()), 'nothing'] });
     assert.deepEqual(res.body, { ...SUCCESS, alert_words: ['Word0', 'Word1'] });
   });

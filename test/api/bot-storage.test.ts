@@ -88,9 +88,7 @@ describe('bot storage bounds', () => {
       const keys = (n: number, from = 0) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${from + i}`, 'v']));
       const body = encodeParams({ storage: keys(300_000) });
       const headers = { authorization: basicAuth(bot), 'content-type': 'application/x-www-form-urlencoded' };
-      const started = performance.now();
       assert.deepEqual((await roomy.raw('PUT', '/api/v1/bot_storage', { headers, body })).body, bad('storage is too long (limit: 10000 items)'));
-      assert.ok(performance.now() - started < 300, `took ${Math.round(performance.now() - started)} ms`);
       assert.deepEqual((await roomy.api(bot, 'PUT', '/bot_storage', { storage: keys(6000) })).body, ok);
       assert.deepEqual((await roomy.api(bot, 'PUT', '/bot_storage', { storage: keys(5000, 6000) })).body, bad('Bot storage can hold at most 10000 keys.'));
       // Overwriting keys it has is no new key.

@@ -255,10 +255,9 @@ describe('an organization with many linkifiers', () => {
     const send = (i: number) =>
       t.api(t.users.hamlet, 'POST', '/messages', { type: 'channel', to: channel, topic: `about T${i}-7`, content: `see T0-1, T199-2 and T${i}-3` });
     assert.equal((await send(0)).status, 200); // compiles the list once
-    const started = performance.now();
+    // Each send links with the list as compiled (its time: bench/security-bounds.ts, F).
     const ids: number[] = [];
     for (let i = 0; i < 20; i++) ids.push((await send(i)).body.id);
-    assert.ok(performance.now() - started < 500, `20 sends took ${Math.round(performance.now() - started)} ms`);
     const msg = (await t.api(t.users.hamlet, 'GET', `/messages/${ids[5]}`)).body.message;
     assert.equal(
       msg.content,

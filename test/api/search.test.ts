@@ -201,10 +201,9 @@ describe('search: bounded work', () => {
   it('searches for a repeated word once: 30,000 copies cost what one does', async () => {
     // Every word is ANDed into one full-text query, whose cost in SQLite grows with the square of its
     // words: 30,000 took over a second (and 100 such terms some 300 s), every other request waiting.
-    const started = performance.now();
+    // (Its time is measured in bench/security-bounds.ts, section F.)
     const res = await post([op('search', 'hotel '.repeat(30_000)), op('search', 'HOTEL Hotel hotel')]);
     assert.equal(res.status, 200, res.text);
-    assert.ok(performance.now() - started < 300, `took ${Math.round(performance.now() - started)} ms`);
     assert.deepEqual(await found('hotel hotel "hotel is" "hotel is" HOTEL'), [m.hotel]);
   });
 
@@ -219,9 +218,7 @@ describe('search: bounded work', () => {
       assert.deepEqual((await post(narrow)).body, tooLong);
       assert.deepEqual((await t.api(t.users.hamlet, 'GET', '/messages/matches_narrow', { msg_ids: [m.hotel], narrow })).body, tooLong);
     }
-    // A long paste of words far over the bound is refused as fast.
-    const started = performance.now();
+    // A long paste of words far over the bound is refused too (its time: bench/security-bounds.ts, F).
     assert.deepEqual((await post(Array.from({ length: 100 }, () => op('search', words(3000))))).body, tooLong);
-    assert.ok(performance.now() - started < 300, `took ${Math.round(performance.now() - started)} ms`);
   });
 });

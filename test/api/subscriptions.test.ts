@@ -391,12 +391,11 @@ describe('subscription list bounds', () => {
     const u = t.users;
     const ids = Array(10_000).fill(u.othello.id);
     const emails = Array(10_000).fill(u.othello.email);
-    const started = performance.now();
+    // (Its time: bench/security-bounds.ts, F.)
     for (const principals of [ids, emails, ids]) {
       const res = await t.api(u.hamlet, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'bulk principals' }], principals });
       assert.equal(res.status, 200, res.text);
     }
-    assert.ok(performance.now() - started < 300, `took ${Math.round(performance.now() - started)} ms`);
     const left = await t.api(u.hamlet, 'DELETE', '/users/me/subscriptions', { subscriptions: ['bulk principals'], principals: emails });
     assert.deepEqual(left.body, { ...SUCCESS, removed: ['bulk principals'], not_removed: [] });
   });

@@ -192,9 +192,7 @@ describe('list bounds', () => {
     // Members of different objects, and items of lists inside one, count apart.
     const siblings = `{"a":{${members(6000)}},"b":{${members(6000, 6000)}},"c":[${big(9000).slice(1, -1)}]}`;
     assert.equal(Object.keys((parse(p.json(v.unknown()), siblings) as { b: object }).b).length, 6000);
-    const started = performance.now();
     throwsJsonable(() => parse(p.json(v.unknown()), `{${members(300_000)}}`, 'storage'), 'storage is too long (limit: 10000 items)');
-    assert.ok(performance.now() - started < 100, `took ${Math.round(performance.now() - started)} ms`);
   });
 });
 
