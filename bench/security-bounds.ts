@@ -448,6 +448,16 @@ async function reviewScenario(port: number, s: Seeded, probe: string): Promise<v
   await request(port, s.carol.auth, 'POST', '/api/v1/users/me/alert_words', mine);
   await measure(port, probe, 'remove 1000 alert words (none there) from a 1000-word list', REPS, () => request(port, s.carol.auth, 'DELETE', '/api/v1/users/me/alert_words', others), { target: 50 });
   await request(port, s.carol.auth, 'DELETE', '/api/v1/users/me/alert_words', mine);
+  // Content trimmed and rendered by regular expressions that backtracked quadratically on runs.
+  const spaces = form({ type: 'stream', to: s.streamId, topic: 'runs', content: 'a' + ' '.repeat(100_000) + 'b' });
+  await measure(port, probe, 'POST /messages, 100,000 spaces inside the text', REPS, () => request(port, s.bob.auth, 'POST', '/api/v1/messages', spaces), { target: 50 });
+  for (const [label, content] of [
+    ['a code block with 9000 blank lines inside', '```\n\na' + '\n'.repeat(9000) + 'b\n\n```'],
+    ['<time:> with 9000 spaces', '<time:2020 ' + ' '.repeat(9000) + 'x>'],
+  ] as const) {
+    const b = form({ content });
+    await measure(port, probe, `render: ${label}`, REPS, () => request(port, s.alice.auth, 'POST', '/api/v1/messages/render', b), { target: 50 });
+  }
   const added: number[] = [];
   for (let i = 0; i < 200; i++) {
     const r = await request(port, s.owner.auth, 'POST', '/api/v1/realm/filters', form({ pattern: `T${i}-(?P<id>[0-9]+)`, url_template: `https://e.example/${i}/{id}` }));

@@ -86,7 +86,7 @@ describe('bot storage bounds', () => {
     try {
       const bot = roomy.users.bot;
       const keys = (n: number, from = 0) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${from + i}`, 'v']));
-      const body = encodeParams({ storage: keys(300_000) });
+      const body = encodeParams({ storage: keys(150_000) });
       const headers = { authorization: basicAuth(bot), 'content-type': 'application/x-www-form-urlencoded' };
       assert.deepEqual((await roomy.raw('PUT', '/api/v1/bot_storage', { headers, body })).body, bad('storage is too long (limit: 10000 items)'));
       assert.deepEqual((await roomy.api(bot, 'PUT', '/bot_storage', { storage: keys(6000) })).body, ok);

@@ -256,9 +256,9 @@ describe('POST /messages/flags', () => {
     const ids5000 = Array.from({ length: 5000 }, (_, i) => i + 1_000_000);
     assert.deepEqual((await flags({ messages: ids5000, op: 'add', flag: 'read' })).body, { ...SUCCESS, messages: ids5000 });
     assert.deepEqual((await flags({ messages: [...ids5000, 1], op: 'add', flag: 'read' })).body, err('messages is too long (limit: 5000 items)'));
-    // The length is checked before the items: a million ids are refused as quickly as 5001.
+    // The length is checked before the items are read (half a million ids: within the body limit).
     assert.deepEqual(
-      (await flags({ messages: Array.from({ length: 1_000_000 }, (_, i) => i), op: 'add', flag: 'read' })).body,
+      (await flags({ messages: Array.from({ length: 500_000 }, (_, i) => i), op: 'add', flag: 'read' })).body,
       err('messages is too long (limit: 10000 items)'),
     );
     assert.deepEqual((await flags({ messages: Array(5001).fill('x'), op: 'add', flag: 'read' })).body, err('messages is too long (limit: 5000 items)'));

@@ -84,12 +84,12 @@ describe('POST /messages addressing', () => {
   it('normalises content in linear time: a long run of whitespace inside the text, or a huge message, does not stall the server', async () => {
     // /\s+$/ retried its \s+ from every character of a run not at the end: 100,000 spaces before a
     // letter took seconds (quadratic), and every other request waited.
-    const started = performance.now();
+    // (Their time is measured in bench/security-bounds.ts.)
     const res = await send(t.users.hamlet, { type: 'channel', to: general, topic: 't', content: 'a' + ' '.repeat(100_000) + 'b \u3000\n' });
     assert.equal(res.status, 200, res.text);
-    const huge = await send(t.users.hamlet, { type: 'channel', to: general, topic: 't'.repeat(1_000_000), content: 'é'.repeat(1_300_000) });
+    // As large as the body limit takes (é is 6 bytes percent-encoded).
+    const huge = await send(t.users.hamlet, { type: 'channel', to: general, topic: 't'.repeat(100_000), content: 'é'.repeat(900_000) });
     assert.equal(huge.status, 200, huge.text);
-    assert.ok(performance.now() - started < 2000, `took ${Math.round(performance.now() - started)} ms`);
     // The text is kept up to the limit, then Zulip's truncation notice, as before.
     const kept = (await readBack(t.users.hamlet, res.body.id)).raw_content as string;
     assert.equal([...kept].length, 10_000);
@@ -104,16 +104,13 @@ describe('POST /messages addressing', () => {
     // character of a run inside the text: ~60 ms per trim of a code block with 10,000 blank lines in
     // it (trimmed three times), ~90 ms for a <time:> with 9000 spaces.
     const contents = ['```\n\na' + '\n'.repeat(9000) + 'b\n\n```', '    a' + '\n'.repeat(9000) + '    b', '<time:2020 ' + ' '.repeat(9000) + 'x>'];
-    const started = performance.now();
+    // (Their time is measured in bench/security-bounds.ts.)
     const rendered: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      for (const content of contents) {
-        const res = await t.api(t.users.hamlet, 'POST', '/messages/render', { content });
-        assert.equal(res.status, 200, res.text);
-        rendered.push(res.body.rendered);
-      }
+    for (const content of contents) {
+      const res = await t.api(t.users.hamlet, 'POST', '/messages/render', { content });
+      assert.equal(res.status, 200, res.text);
+      rendered.push(res.body.rendered);
     }
-    assert.ok(performance.now() - started < 600, `took ${Math.round(performance.now() - started)} ms`);
     // The same HTML as before: the blank lines around the code go, those inside stay.
     const code = `<div class="codehilite"><pre><span></span><code>a${'\n'.repeat(9000)}b\n</code></pre></div>`;
     assert.deepEqual(rendered.slice(0, 2), [code, code]);
