@@ -52,6 +52,37 @@ describe('what changes on screen by itself', () => {
     assert.deepEqual(await shownMessages(p.page), ['First plan', 'Second plan, with bold']);
   });
 
+  it('replaces the echo of a sent message whose event is late by the message itself', async () => {
+    // Hold back every answer of the event queue (the request goes out; its answer waits here).
+    let hold = true;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    await p.page.route('**/json/events?*', async (route) => {
+      try {
+        const response = await route.fetch();
+        if (hold) await released;
+        await route.fulfill({ response });
+      } catch {
+        // the page or the route went away meanwhile
+      }
+    });
+    // A poll parked before the route would carry the event: end it with one event from elsewhere.
+    await t.api(t.users.othello, 'POST', '/users/me/status', { status_text: 'busy' });
+    await p.page.waitForTimeout(300);
+    const c = composeBox(p.page);
+    await c.message.fill('Sent while the events wait');
+    await c.send.click();
+    const real = p.page.getByRole('region', { name: 'Messages' }).locator('article[data-id]').filter({ hasText: 'Sent while the events wait' });
+    await real.waitFor({ timeout: 10_000 });
+    assert.equal(await p.page.locator('.local-echo').count(), 0);
+    hold = false;
+    release();
+    await p.page.unroute('**/json/events?*', { behavior: 'ignoreErrors' });
+    // The late event changes nothing: the message is there once.
+    await p.page.waitForTimeout(500);
+    assert.equal(await real.count(), 1);
+  });
+
   it('shows edits, reactions and deletions by others', async () => {
     const id = await sendToChannel(t, t.users.othello, general, 'plans', 'Meet at 5');
     await messageWith(p.page, 'Meet at 5').waitFor();
@@ -67,7 +98,7 @@ describe('what changes on screen by itself', () => {
     await reactions.locator('.reaction-count', { hasText: '1' }).waitFor();
     assert.equal((await t.api(t.users.owner, 'DELETE', `/messages/${id}`)).status, 200);
     await messageWith(p.page, 'Meet at 6').waitFor({ state: 'detached' });
-    assert.deepEqual(await shownMessages(p.page), ['First plan', 'Second plan, with bold']);
+    assert.deepEqual(await shownMessages(p.page), ['First plan', 'Second plan, with bold', 'Sent while the events wait']);
   });
 
   it('shows a star set from another device, and stars from here', async () => {

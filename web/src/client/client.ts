@@ -13,6 +13,8 @@ import { TypingSender, type TypingTo } from './typing-sender';
 
 /** How many messages a page of the message list asks for. */
 export const PAGE_SIZE = 50;
+/** How long a sent message's event may take before the message is fetched instead. */
+const ECHO_EVENT_WAIT_MS = 3000;
 
 export interface UiState {
   narrow: Narrow;
@@ -309,6 +311,18 @@ export class Client {
     return true;
   }
 
+  /** A sent message whose event has not come: its echo is replaced by the message fetched from the server. */
+  private async settleEcho(localId: string, id: number): Promise<void> {
+    if (!this.store?.state.outbox.some((e) => e.localId === localId)) return;
+    try {
+      const r = await api<{ message: Message }>('GET', `messages/${id}`, { apply_markdown: true, allow_empty_topic_name: true });
+      // As its event would have: the same reducer, so a late event changes nothing more.
+      this.store?.update((s) => applyEvent(s, { id: -1, type: 'message', message: r.message, flags: r.message.flags ?? [], local_message_id: localId }, Date.now()));
+    } catch {
+      this.cancel(localId); // gone already (deleted): nothing to show
+    }
+  }
+
   private async transmit(echo: LocalEcho): Promise<SendOutcome> {
     const to = echo.to;
     const params =
@@ -322,10 +336,15 @@ export class Client {
         local_id: echo.localId,
         read_by_sender: true,
       });
-      // The message event may already have replaced the echo; if not, it will (or a new registration will).
+      // The message event may already have replaced the echo; if not, it should soon. If it does not
+      // (it went to a queue that was being replaced), the message is fetched instead (as Zulip's web
+      // app restarts its event loop when an acknowledged send has no event within 5 s).
       const store = this.store;
       if (store?.state.messages.has(r.id)) this.cancel(echo.localId);
-      else this.replaceEcho({ ...echo, serverId: r.id });
+      else {
+        this.replaceEcho({ ...echo, serverId: r.id });
+        setTimeout(() => void this.settleEcho(echo.localId, r.id), ECHO_EVENT_WAIT_MS);
+      }
       return { ok: true };
     } catch (err) {
       if (err instanceof ApiError && err.status < 500) {
