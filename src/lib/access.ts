@@ -10,7 +10,7 @@ import type { App } from '../app';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
-import { isUserInGroup } from './groups';
+import { groupMemberSet, isUserInGroup } from './groups';
 import { getRealmById } from './realm';
 import { fakeEmailDomain } from './user-emails';
 import type { UserRow } from './users';
@@ -64,7 +64,9 @@ export function userIdsWhoCanAccess(db: Db, subject: UserRow): number[] {
 export function userIdsWhoCannotAccess(db: Db, subject: UserRow, ids: readonly number[]): number[] {
   const groupId = getRealmById(db, subject.realm_id)?.can_access_all_users_group as number | null | undefined;
   if (subject.bot_type !== null || groupId === null || groupId === undefined) return [];
-  const outside = ids.filter((id) => id !== subject.id && !isUserInGroup(db, id, groupId));
+  // One member set for all (a send asks this of every recipient).
+  const members = groupMemberSet(db, groupId);
+  const outside = ids.filter((id) => id !== subject.id && !members.has(id));
   if (outside.length === 0) return [];
   // Those sharing a channel or a conversation with the subject may access it, as may the group's members.
   const sharing = new Set(

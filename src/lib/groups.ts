@@ -29,7 +29,7 @@ export function isUserInGroup(db: Db, userId: number, groupId: number): boolean 
 }
 
 /** The active members of `groupId`, recursively, kept until a membership, subgroup or user row changes. */
-function groupMemberSet(db: Db, groupId: number): ReadonlySet<number> {
+export function groupMemberSet(db: Db, groupId: number): ReadonlySet<number> {
   return watchedCache<number, ReadonlySet<number>>(db, 'groupMembers', GROUP_TABLES).get(groupId, () => new Set(groupMemberIds(db, groupId)));
 }
 
