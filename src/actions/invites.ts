@@ -513,9 +513,27 @@ function sendWelcomeMessages(app: App, realm: RealmRow, user: UserRow, invitatio
     readBySender: true,
   });
   const custom = invitationText ?? String(realm.welcome_message_custom_text ?? '');
-  if (custom.trim() !== '') {
-    doSendMessage(app, bot, { to, content: `A message from the administrators of ${realm.name}:\n\n${custom}`, client: 'Internal' });
-  }
+  if (custom.trim() !== '') doSendMessage(app, bot, { to, content: customWelcomeContent(realm, custom), client: 'Internal' });
+}
+
+/** Welcome Bot's message carrying an organization's (or an invitation's) custom welcome text. */
+function customWelcomeContent(realm: RealmRow, text: string): string {
+  return `A message from the administrators of ${realm.name}:\n\n${text}`;
+}
+
+/**
+ * POST /realm/test_welcome_bot_custom_message: an administrator sees the custom welcome text as a new
+ * user would, in a direct message from Welcome Bot (Zulip's send_test_welcome_bot_custom_message).
+ */
+export function doSendTestWelcomeMessage(app: App, admin: UserRow, text: string): number {
+  if (!isAdmin(admin)) throw errors.adminRequired();
+  if (text.length === 0) throw errors.badRequest('Message must not be empty');
+  const realm = getRealmById(app.db, admin.realm_id) as RealmRow;
+  return doSendMessage(app, welcomeBot(app, realm.id), {
+    to: { kind: 'direct', userIds: [admin.id] },
+    content: customWelcomeContent(realm, text),
+    client: 'Internal',
+  }).id;
 }
 
 /**

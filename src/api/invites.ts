@@ -6,6 +6,7 @@ import {
   doInviteUsers,
   doResendInvite,
   doRevokeInvite,
+  doSendTestWelcomeMessage,
   MAX_WELCOME_MESSAGE_LENGTH,
 } from '../actions/invites';
 import { requireMemberOrAdmin } from '../actions/user-groups';
@@ -118,6 +119,16 @@ export const inviteRoutes = [
     handle({ app, user, path }) {
       doRevokeInvite(app, user, Number(path.invite_id), true);
       return {};
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/realm/test_welcome_bot_custom_message',
+    auth: 'user',
+    requires: 'admin',
+    params: { welcome_message_custom_text: p.str({ max: MAX_WELCOME_MESSAGE_LENGTH }) },
+    handle({ app, user, params }) {
+      return { message_id: doSendTestWelcomeMessage(app, user, params.welcome_message_custom_text) };
     },
   }),
 ];
