@@ -35,6 +35,18 @@ const PARLEY_ONLY_NOTES = [
   [/^\/users\/me\/profile_data\b/, 'own custom profile field values (Zulip serves it; undocumented in 10.2)'],
 ];
 
+// Why a Zulip endpoint is not served (first matching 'METHOD shape' wins). Every endpoint Parley does
+// not serve needs one (test/conformance/compat-table.test.ts).
+const NOT_SERVED_REASONS = [
+  [/^POST \/dev_fetch_api_key$/, 'development servers only: Zulip serves it only with its development environment'],
+  [/^POST \/(real-time|rest-error-handling|zulip-outgoing-webhook)$/, "a documentation page in Zulip's API document, not a route (Parley follows what it describes)"],
+  [/^POST \/jwt\/fetch_api_key$/, 'JWT authentication needs an external identity provider; Parley signs in with passwords and API keys'],
+  [/^(GET|POST) \/calls\//, 'video calls through an external service (BigBlueButton, Nextcloud Talk, Webex, ...) that Parley has no integration with; Jitsi links need no server route'],
+  [/^(GET|POST) \/export\/realm/, 'organization export: the data-portability issue (parley export)'],
+  [/^POST \/remotes\//, "a push notification bouncer's endpoint (the service Zulip servers send pushes through), not a chat server's"],
+  [/^GET \/thumbnail\//, 'Parley makes no thumbnails: inline previews point at the uploaded file itself'],
+];
+
 function readEndpoints() {
   if (!fs.existsSync(TSV)) throw new Error(`gen-compat: ${TSV} is missing`);
   const [header, ...lines] = fs.readFileSync(TSV, 'utf8').trim().split('\n');
@@ -57,6 +69,10 @@ export function render(known) {
     const notes = [];
     if (e.source && e.source !== 'zulip.yaml@10.2') notes.push(e.source);
     if (patterns) notes.push(`Parley route: \`${patterns.join('`, `')}\``);
+    else {
+      const reason = NOT_SERVED_REASONS.find(([re]) => re.test(`${e.method} ${shape(e.path)}`))?.[1];
+      notes.push(`not served: ${reason ?? 'REASON MISSING'}`);
+    }
     return `| ${e.method} | \`${e.path}\` | ${e.operationId || ''} | ${patterns ? 'yes' : 'no'} | ${notes.join('; ')} |`;
   });
   const parleyOnly = routes

@@ -25,6 +25,14 @@ describe('docs/compatibility.md', () => {
     assert.deepEqual(missing, [], 'routes missing from docs/compatibility.md: run node --import tsx scripts/gen-compat.mjs');
   });
 
+  it('gives the reason for every Zulip endpoint Parley does not serve', () => {
+    const unexplained = fs
+      .readFileSync(DOC, 'utf8')
+      .split('\n')
+      .filter((line) => /^\| [A-Z]+ \| `[^`]+` \| [^|]* \| no \|/.test(line) && !/not served: (?!REASON MISSING)\S/.test(line));
+    assert.deepEqual(unexplained, [], 'add the reason to NOT_SERVED_REASONS in scripts/gen-compat.mjs');
+  });
+
   it('keeps the hand-written known differences section', () => {
     assert.match(fs.readFileSync(DOC, 'utf8'), /^## Known differences$/m);
   });
