@@ -769,7 +769,6 @@ registerStateProvider('default_streams', (app, user) => ({
 }));
 
 registerStateProvider('default_stream_groups', () => ({ realm_default_stream_groups: [] }));
-registerStateProvider('realm_playgrounds', () => ({ realm_playgrounds: [] }));
 registerStateProvider('realm_embedded_bots', () => ({ realm_embedded_bots: [] }));
 registerStateProvider('realm_incoming_webhook_bots', () => ({ realm_incoming_webhook_bots: [] }));
 registerStateProvider('onboarding_steps', () => ({ onboarding_steps: [], navigation_tour_video_url: null }));
