@@ -5,6 +5,7 @@ import { botRoutes } from './bots';
 import { channelRoutes } from './channels';
 import { draftRoutes } from './drafts';
 import { playgroundRoutes } from './playgrounds';
+import { savedSnippetRoutes } from './saved-snippets';
 import { eventRoutes } from './events';
 import { inviteRoutes } from './invites';
 import { pageRoutes } from './pages';
@@ -36,7 +37,7 @@ export const allRoutes: readonly AnyRoute[] = [
   ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...userTopicRoutes,
   ...userGroupRoutes, ...botRoutes, ...botStorageRoutes, ...profileFieldRoutes,
   ...typingRoutes, ...scheduledMessageRoutes,
-  ...settingsRoutes, ...draftRoutes, ...playgroundRoutes, ...presenceRoutes, ...linkifierRoutes,
+  ...settingsRoutes, ...draftRoutes, ...savedSnippetRoutes, ...playgroundRoutes, ...presenceRoutes, ...linkifierRoutes,
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,
   ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes,
