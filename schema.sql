@@ -689,3 +689,35 @@ CREATE TABLE draft (
   timestamp  INTEGER NOT NULL
 );
 CREATE INDEX draft_user ON draft(user_id);
+
+-- Code playgrounds (Zulip's RealmPlayground): links from a code block of a language to an outside
+-- site; url_template is an RFC 6570 template whose only variable is {code}.
+CREATE TABLE realm_playground (
+  id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+  realm_id           INTEGER NOT NULL REFERENCES realm(id),
+  name               TEXT NOT NULL,
+  pygments_language  TEXT NOT NULL,
+  url_template       TEXT NOT NULL
+);
+CREATE UNIQUE INDEX realm_playground_unique ON realm_playground(realm_id, pygments_language, name);
+
+-- A user's saved snippets (Zulip's SavedSnippet): reusable message text, private to the user.
+CREATE TABLE saved_snippet (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  user_id       INTEGER NOT NULL REFERENCES user(id),
+  title         TEXT NOT NULL,
+  content       TEXT NOT NULL,
+  date_created  INTEGER NOT NULL
+);
+CREATE INDEX saved_snippet_user ON saved_snippet(user_id);
+
+-- A user's navigation views (Zulip's NavigationView): built-in views pinned or hidden, and named
+-- custom views, keyed by their URL fragment; the id only keeps their creation order.
+CREATE TABLE navigation_view (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  user_id    INTEGER NOT NULL REFERENCES user(id),
+  fragment   TEXT NOT NULL,
+  is_pinned  INTEGER NOT NULL DEFAULT 0,
+  name       TEXT
+);
+CREATE UNIQUE INDEX navigation_view_user_fragment ON navigation_view(user_id, fragment);

@@ -609,6 +609,24 @@ export function doCreateChannelFolder(app: App, user: UserRow, name: string, des
   });
 }
 
+/**
+ * PATCH /channel_folders (administrators), as Zulip's try_reorder_realm_channel_folders: `order` must
+ * name every folder of the organization (archived ones too); each folder's order becomes its
+ * position in the list. zulip-compat: ids that are no folder are ignored, a repeated id takes its
+ * last position, and the event carries the list as sent.
+ */
+export function doReorderChannelFolders(app: App, user: UserRow, order: number[]): void {
+  if (!isAdmin(user)) throw errors.adminRequired();
+  app.batch.write(() => {
+    const position = new Map<number, number>();
+    order.forEach((id, i) => position.set(id, i));
+    const folders = stmt(app.db, 'SELECT id FROM channel_folder WHERE realm_id = ?').all(user.realm_id) as { id: number }[];
+    if (folders.some((f) => !position.has(f.id))) throw errors.badRequest('Invalid order mapping.');
+    for (const f of folders) stmt(app.db, 'UPDATE channel_folder SET "order" = ? WHERE id = ?').run(position.get(f.id), f.id);
+    app.batch.onCommit(() => app.events.send({ type: 'channel_folder', op: 'reorder', order }, activeUserIds(app, user.realm_id)));
+  });
+}
+
 /** The channel folder object of GET /channel_folders. */
 export function formatFolder(app: App, id: number): Record<string, unknown> {
   const f = stmt(app.db, 'SELECT * FROM channel_folder WHERE id = ?').get(id) as Record<string, unknown>;

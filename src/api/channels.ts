@@ -6,6 +6,7 @@ import {
   doArchiveChannel,
   doCreateChannel,
   doCreateChannelFolder,
+  doReorderChannelFolders,
   doSetDefaultStream,
   doUpdateChannel,
   doUpdateChannelFolder,
@@ -424,6 +425,17 @@ export const channelRoutes = [
     handle({ app, user, params }) {
       const rows = channelFolders(app.db, user.realm_id);
       return { channel_folders: rows.filter((r) => params.include_archived || !r.is_archived).map((r) => formatFolder(app, r.id)) };
+    },
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/v1/channel_folders',
+    auth: 'user',
+    requires: 'admin',
+    params: { order: p.json(v.array(zInt(), '{var_name} is not a list')) },
+    handle({ app, user, params }) {
+      doReorderChannelFolders(app, user, params.order);
+      return {};
     },
   }),
   route({

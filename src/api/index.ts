@@ -4,6 +4,9 @@ import { botStorageRoutes } from './bot-storage';
 import { botRoutes } from './bots';
 import { channelRoutes } from './channels';
 import { draftRoutes } from './drafts';
+import { navigationViewRoutes } from './navigation-views';
+import { playgroundRoutes } from './playgrounds';
+import { savedSnippetRoutes } from './saved-snippets';
 import { eventRoutes } from './events';
 import { inviteRoutes } from './invites';
 import { pageRoutes } from './pages';
@@ -35,7 +38,7 @@ export const allRoutes: readonly AnyRoute[] = [
   ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...userTopicRoutes,
   ...userGroupRoutes, ...botRoutes, ...botStorageRoutes, ...profileFieldRoutes,
   ...typingRoutes, ...scheduledMessageRoutes,
-  ...settingsRoutes, ...draftRoutes, ...presenceRoutes, ...linkifierRoutes,
+  ...settingsRoutes, ...draftRoutes, ...savedSnippetRoutes, ...navigationViewRoutes, ...playgroundRoutes, ...presenceRoutes, ...linkifierRoutes,
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,
   ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes,

@@ -90,6 +90,21 @@ const STEPS: ((db: Db) => void)[] = [
   (db) => {
     rebuildTable(db, 'invitation', ['invitation_realm_status']);
   },
+  // 7: code playgrounds, saved snippets and navigation views are stored (register listed none).
+  // IF NOT EXISTS: a database may hold them already (tests build an older version from today's
+  // schema.sql); SQLite keeps the plain CREATE text, so the schema ends the same either way.
+  (db) => {
+    for (const name of [
+      'realm_playground',
+      'realm_playground_unique',
+      'saved_snippet',
+      'saved_snippet_user',
+      'navigation_view',
+      'navigation_view_user_fragment',
+    ]) {
+      db.exec(schemaStatement(name).replace(/^CREATE (UNIQUE )?(TABLE|INDEX) /, 'CREATE $1$2 IF NOT EXISTS '));
+    }
+  },
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

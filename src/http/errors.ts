@@ -168,6 +168,12 @@ export const errors = {
         daily_limit_reached: opts.dailyLimitReached ?? false,
       },
     }),
+  /**
+   * Zulip's ValidationFailureError (a model's full_clean failed): the first message, and every
+   * message by field (`__all__` for the whole object) under `errors`.
+   */
+  validationFailure: (fieldErrors: Record<string, string[]>) =>
+    new JsonableError('{message}', { vars: { message: Object.values(fieldErrors)[0][0] }, data: { errors: fieldErrors } }),
   internal: () => new JsonableError('Internal server error', { code: 'INTERNAL_SERVER_ERROR', status: 500 }),
   realmUploadQuota: () =>
     new JsonableError("Upload would exceed your organization's upload quota.", { code: 'REALM_UPLOAD_QUOTA' }),

@@ -265,17 +265,21 @@ export function validate<S extends v.GenericSchema>(schema: S, value: unknown, n
 // --- parameter kinds ---------------------------------------------------------------------------------
 
 export const p = {
-  /** A raw string. `max` counts code points, like Python's len(). */
-  str(opts: { max?: number; min?: number } = {}): Param<string> {
+  /**
+   * A raw string. `max` counts code points, like Python's len(). `strip`: surrounding whitespace is
+   * removed before the length checks (pydantic's StringConstraints(strip_whitespace=True)).
+   */
+  str(opts: { max?: number; min?: number; strip?: boolean } = {}): Param<string> {
     return new ParamImpl((raw, name) => {
-      if (opts.min === 1 && raw.length === 0) throw errors.badRequest('{var_name} cannot be blank', { var_name: name });
-      if (opts.max !== undefined && codePoints(raw) > opts.max) {
+      const value = opts.strip ? raw.trim() : raw;
+      if (opts.min === 1 && value.length === 0) throw errors.badRequest('{var_name} cannot be blank', { var_name: name });
+      if (opts.max !== undefined && codePoints(value) > opts.max) {
         throw errors.badRequest('{var_name} is too long (limit: {max_length} characters)', {
           var_name: name,
           max_length: opts.max,
         });
       }
-      return raw;
+      return value;
     });
   },
   /** One of a fixed set of raw strings. */

@@ -841,3 +841,61 @@ describe('channel folders: archiving and update events', () => {
     assert.match(events[0].data.rendered_description, /new words/);
   });
 });
+
+describe('PATCH /channel_folders (reordering)', () => {
+  const allFolders = async () => (await t.api(t.users.hamlet, 'GET', '/channel_folders', { include_archived: true })).body.channel_folders as { id: number; order: number; name: string }[];
+
+  it('puts every folder at its place in `order`, sends a reorder event to everyone, and lists them so', async () => {
+    const u = t.users;
+    for (const name of ['Reorder A', 'Reorder B']) assert.equal((await t.api(u.admin, 'POST', '/channel_folders/create', { name })).status, 200);
+    const before = await allFolders();
+    assert.ok(before.length >= 3);
+    const order = before.map((f) => f.id).reverse();
+    const queues = await Promise.all([u.othello, u.guest].map((x) => registerQueue(t, x, ['channel_folder'])));
+    assert.deepEqual((await t.api(u.admin, 'PATCH', '/channel_folders', { order })).body, SUCCESS);
+    for (const [i, x] of [u.othello, u.guest].entries()) {
+      assert.deepEqual(await queuedEvents(t, x, queues[i]), [{ type: 'channel_folder', op: 'reorder', order }]);
+    }
+    const after = await allFolders();
+    assert.deepEqual(after, order.map((id, i) => ({ ...(before.find((f) => f.id === id) as object), order: i })));
+    const reg = await t.api(u.hamlet, 'POST', '/register', { fetch_event_types: ['channel_folders'] });
+    assert.deepEqual(reg.body.channel_folders, after);
+  });
+
+  it('refuses an order missing a folder (archived ones count), changing nothing', async () => {
+    const before = await allFolders();
+    const q = await registerQueue(t, t.users.othello, ['channel_folder']);
+    for (const order of [[], before.slice(1).map((f) => f.id), before.slice(0, -1).map((f) => f.id)]) {
+      const res = await t.api(t.users.admin, 'PATCH', '/channel_folders', { order });
+      assert.deepEqual({ status: res.status, body: res.body }, { status: 400, body: err('Invalid order mapping.') });
+    }
+    assert.deepEqual(await allFolders(), before);
+    assert.deepEqual(await queuedEvents(t, t.users.othello, q), []);
+  });
+
+  it('ignores ids that are no folder, and a repeated id takes its last place (as Zulip)', async () => {
+    const before = await allFolders();
+    const ids = before.map((f) => f.id);
+    const order = [ids[ids.length - 1], 99999, ...ids];
+    assert.deepEqual((await t.api(t.users.owner, 'PATCH', '/channel_folders', { order })).body, SUCCESS);
+    assert.deepEqual(
+      (await allFolders()).map((f) => [f.id, f.order]),
+      ids.map((id, i) => [id, i === ids.length - 1 ? order.length - 1 : i + 2]),
+    );
+  });
+
+  it('is for administrators, before the parameters; hostile values get Zulip messages', async () => {
+    const ids = (await allFolders()).map((f) => f.id);
+    for (const x of [t.users.hamlet, t.users.moderator, t.users.guest, t.users.bot]) {
+      const res = await t.api(x, 'PATCH', '/channel_folders', { order: ids });
+      assert.deepEqual({ status: res.status, body: res.body }, { status: 400, body: err('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL') });
+    }
+    const patch = (params: Record<string, unknown>) => t.api(t.users.admin, 'PATCH', '/channel_folders', params);
+    assert.deepEqual((await patch({})).body, err("Missing 'order' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'order' }));
+    assert.deepEqual((await patch({ order: 'first' })).body, err('order is not valid JSON'));
+    assert.deepEqual((await patch({ order: { a: 1 } })).body, err('order is not a list'));
+    assert.deepEqual((await patch({ order: ['1'] })).body, err('order[0] is not an integer'));
+    assert.deepEqual((await patch({ order: [1.5] })).body, err('order[0] is not an integer'));
+    assert.deepEqual((await patch({ order: Array(10001).fill(1) })).body, err('order is too long (limit: 10000 items)'));
+  });
+});
