@@ -4,6 +4,7 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/serv
 import { createChannel, err, sendDirect, sendToChannel, SUCCESS } from '../helpers/chat';
 import { queuedEvents, registerQueue } from '../helpers/events';
 import { MAX_SUBMESSAGES_PER_MESSAGE } from '../../src/actions/submessages';
+import { runRetentionOnce } from '../../src/actions/retention';
 
 let t: TestServer;
 let channel: number;
@@ -246,6 +247,18 @@ describe('POST /submessage', () => {
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(submessageRows(id), []);
     await refused(hamlet, id, { type: 'vote', key: 'canned,0', vote: 1 }, 'Invalid message(s)');
+  });
+
+  it('retention removes expired messages with their submessages', async () => {
+    const { owner, hamlet } = t.users;
+    const shortLived = await createChannel(t, owner, 'widgets short-lived', [owner, hamlet], { message_retention_days: 1 });
+    const id = await sendToChannel(t, owner, shortLived, 'old', '/poll Expired?\nyes');
+    await ok(hamlet, id, { type: 'vote', key: 'canned,0', vote: 1 });
+    assert.equal(submessageRows(id).length, 2);
+    t.app.db.prepare('UPDATE message SET date_sent = date_sent - 2 * 86400 WHERE id = ?').run(id);
+    assert.equal(runRetentionOnce(t.app), 1);
+    t.app.batch.commit();
+    assert.deepEqual(submessageRows(id), []);
   });
 
   it('follows the topic for someone who follows topics they take part in', async () => {
