@@ -445,6 +445,19 @@ CREATE TABLE reaction (
 );
 CREATE UNIQUE INDEX reaction_unique ON reaction(message_id, user_id, reaction_type, emoji_code);
 
+-- Submessages: the data of a message's widget (/poll, /todo), as Zulip's SubMessage. The first is the
+-- widget itself (msg_type 'widget', written with the message); each later one is a vote, a new option
+-- or task, an edit of the question or title. Clients replay them in id order. AUTOINCREMENT: ids reach
+-- clients. They go with their message (deletion, retention: ON DELETE CASCADE).
+CREATE TABLE submessage (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  message_id  INTEGER NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+  sender_id   INTEGER NOT NULL REFERENCES user(id),
+  msg_type    TEXT NOT NULL,
+  content     TEXT NOT NULL
+);
+CREATE INDEX submessage_message ON submessage(message_id, id);
+
 -- Muted/followed topics. visibility_policy: 0 inherit, 1 muted, 2 unmuted, 3 followed.
 CREATE TABLE user_topic (
   user_id            INTEGER NOT NULL REFERENCES user(id),

@@ -30,6 +30,7 @@ const PARLEY_ONLY_NOTES = [
   [/^\/settings\/(display|notifications)\b/, 'legacy settings endpoints Zulip still serves'],
   [/^\/realm$/, 'organization settings'],
   [/^\/tus\b/, 'tus resumable uploads (Zulip 11)'],
+  [/^\/submessage$/, "Zulip's widget endpoint: poll and to-do submessages (used by the web and mobile apps; not in the OpenAPI document)"],
   [/^\/bots\b/, "Zulip's bot administration endpoints (used by the web app; not in the OpenAPI document)"],
   [/^\/realm\/profile_fields\/\{\}$/, 'edit or delete one custom profile field (Zulip serves it; undocumented in 10.2)'],
   [/^\/users\/me\/profile_data\b/, 'own custom profile field values (Zulip serves it; undocumented in 10.2)'],

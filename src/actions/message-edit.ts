@@ -29,6 +29,7 @@ import { sendTimeFlags } from './alert-words';
 import { anyVisibleInTopic, sendMoveNotices } from './message-move-notices';
 import { updateMessageUploads } from './uploads';
 import { moveTopicVisibility } from './user-topics';
+import { hasSubmessages } from '../lib/submessages';
 import { accessMessage, checkCanCreateTopic, checkGroupMentions, checkWildcardMentions, mentionBits, normalizeContent, normalizeTopic, topicWildcardParticipants } from './messages';
 
 export interface EditRequest {
@@ -218,6 +219,7 @@ export function doEditMessage(app: App, user: UserRow, id: number, req: EditRequ
     // check_stream_topic, then truncation (build_message_edit_request).
     const newTopic = topicArg !== undefined ? normalizeTopic(topicArg, realm) : undefined;
     if (streamArg !== undefined && req.content !== undefined) throw errors.badRequest('Cannot change message content while changing channel');
+    if (req.content !== undefined && hasSubmessages(app.db, m.id)) throw errors.badRequest('Widgets cannot be edited.');
     // Checked on every edit, not only content edits, so the parameter means one thing.
     if (req.prevContentSha256 !== undefined && crypto.createHash('sha256').update(m.content).digest('hex') !== req.prevContentSha256) {
       throw new JsonableError("'{field_name}' value does not match the expected value.", { code: 'EXPECTATION_MISMATCH', vars: { field_name: 'prev_content_sha256' } });

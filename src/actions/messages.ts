@@ -44,6 +44,8 @@ import { claimUploads } from './uploads';
 import { setVisibilityPolicy, topicPolicy, VISIBILITY_POLICY } from './user-topics';
 import { firstReceivedInTopic, firstTopicMessage, materializeUserMessages } from '../lib/user-messages';
 import { realmEmojiLookup } from '../lib/realm-emoji';
+import type { Submessage } from '../lib/submessages';
+import { widgetSubmessageFor } from '../lib/widgets';
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export { MAX_TOPIC_LENGTH };
@@ -343,6 +345,9 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     );
     row.id = id;
     stmt(app.db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(id, topic, content);
+    // A /poll or /todo message gets its widget's first submessage in the same write (Zulip's
+    // do_widget_post_save_actions); the message event carries it.
+    const submessages = addWidgetSubmessage(app, row);
     const mentions = mentionBits(app, rendered, recipients, participants);
     const base = directGroupId !== null ? FLAG.is_private : 0;
     const readBySender = req.readBySender ?? defaultReadBySender(req.client ?? '');
@@ -373,11 +378,25 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     app.batch.onCommit(() => {
       // Before the message, so a guest's client knows its sender (Zulip sends these first too).
       if (gained !== null && gained.size > 0) announceAccessGained(app, gained);
-      announceMessage(app, row, flagsWritten, { localId: req.localId, queueId: req.queueId, sender, stream, hiddenFrom });
+      announceMessage(app, row, flagsWritten, { localId: req.localId, queueId: req.queueId, sender, stream, hiddenFrom, submessages });
       queueMessagePush(app, id, flagsWritten); // returns at once; the work runs on a later turn
     });
     return automatic === null ? { id } : { id, automatic_new_visibility_policy: automatic };
   }, { checksFirst: true });
+}
+
+/**
+ * The first submessage of a /poll or /todo message (sender: the message's sender), written with the
+ * message; none for other messages. Returns what the message event lists as its submessages.
+ */
+function addWidgetSubmessage(app: App, m: MessageRow): Submessage[] {
+  const widget = widgetSubmessageFor(m.content);
+  if (widget === null) return [];
+  const id = Number(
+    stmt(app.db, 'INSERT INTO submessage (message_id, sender_id, msg_type, content) VALUES (?, ?, ?, ?)').run(m.id, m.sender_id, widget.msgType, widget.content)
+      .lastInsertRowid,
+  );
+  return [{ id, message_id: m.id, sender_id: m.sender_id, msg_type: widget.msgType, content: widget.content }];
 }
 
 // Zulip's automatically_follow_topics_policy / automatically_unmute_topics_in_muted_streams_policy values.
@@ -437,9 +456,10 @@ function announceMessage(
   app: App,
   m: MessageRow,
   flags: Map<number, number>,
-  echo: { localId?: string; queueId?: string; sender: UserRow; stream: StreamRow | null; hiddenFrom: readonly number[] },
+  echo: { localId?: string; queueId?: string; sender: UserRow; stream: StreamRow | null; hiddenFrom: readonly number[]; submessages: readonly Submessage[] },
 ): void {
-  const [message] = formatMessages(app.db, [m], { applyMarkdown: true, clientGravatar: false, fresh: true });
+  const fresh = { applyMarkdown: true, clientGravatar: false, fresh: true, freshSubmessages: echo.submessages };
+  const [message] = formatMessages(app.db, [m], fresh);
   const flagsByUser: Record<number, string[]> = {};
   // Most recipients share the same flags: name each distinct bit set once.
   const names = new Map<number, string[]>();
@@ -461,7 +481,7 @@ function announceMessage(
   const hidden = new Set(echo.hiddenFrom);
   app.events.send(event as { type: string }, hidden.size ? recipients.filter((id) => !hidden.has(id)) : recipients);
   if (hidden.size) {
-    const [anonymous] = formatMessages(app.db, [m], { applyMarkdown: true, clientGravatar: false, fresh: true, senderAccess: { accessible: new Set(), domain: fakeEmailDomain(app) } });
+    const [anonymous] = formatMessages(app.db, [m], { ...fresh, senderAccess: { accessible: new Set(), domain: fakeEmailDomain(app) } });
     app.events.send({ type: 'message', message: anonymous, flags_by_user: flagsByUser, raw_content: m.content }, [...hidden]);
   }
 }

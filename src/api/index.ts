@@ -19,6 +19,7 @@ import { pushRoutes } from './push';
 import { scheduledMessageRoutes } from './scheduled-messages';
 import { serverRoutes } from './server';
 import { settingsRoutes } from './settings';
+import { submessageRoutes } from './submessages';
 import { tusRoutes } from './tus';
 import { typingRoutes } from './typing';
 import { uploadRoutes } from './uploads';
@@ -35,7 +36,7 @@ import { userStatusRoutes } from './user-status';
 import { webRoutes } from './web';
 
 export const allRoutes: readonly AnyRoute[] = [
-  ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...userTopicRoutes,
+  ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...submessageRoutes, ...userTopicRoutes,
   ...userGroupRoutes, ...botRoutes, ...botStorageRoutes, ...profileFieldRoutes,
   ...typingRoutes, ...scheduledMessageRoutes,
   ...settingsRoutes, ...draftRoutes, ...savedSnippetRoutes, ...navigationViewRoutes, ...playgroundRoutes, ...presenceRoutes, ...linkifierRoutes,

@@ -16,6 +16,7 @@ import { realmTopicLinks, type TopicLink } from './linkifiers';
 import { avatarUrl, type UserRow } from './users';
 import { mayClientComputeAvatar } from './user-emails';
 import { UNKNOWN_USER_AVATAR_URL, UNKNOWN_USER_NAME } from './access';
+import { submessagesOf, type Submessage } from './submessages';
 
 export interface MessageRow {
   id: number;
@@ -80,8 +81,12 @@ export interface FormatOptions {
    * the message and its edit history, reads as the organization's empty-topic display name. Default true.
    */
   allowEmptyTopicName?: boolean;
-  /** The messages were just sent: they cannot have reactions yet (spares the query). */
+  /**
+   * The messages were just sent: they cannot have reactions yet, and their submessages (a widget's
+   * first one, written with the message) are the ones given here (spares the queries).
+   */
   fresh?: boolean;
+  freshSubmessages?: readonly Submessage[];
   /**
    * The users the viewer may access (accessibleUsers; null: everyone) and the placeholder domain: a
    * sender outside them reads as "Unknown user" with a placeholder address and avatar (Zulip's
@@ -192,6 +197,13 @@ function setEditHistoryFields(out: Record<string, unknown>, history: EditHistory
 /** Message objects without per-user flags (events add flags per recipient). */
 export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions): Record<string, unknown>[] {
   const reactions = opts.fresh ? new Map<number, Record<string, unknown>[]>() : reactionsOf(db, rows.map((r) => r.id));
+  let submessages: Map<number, Submessage[]>;
+  if (opts.fresh) {
+    submessages = new Map();
+    for (const sm of opts.freshSubmessages ?? []) submessages.set(sm.message_id, [...(submessages.get(sm.message_id) ?? []), sm]);
+  } else {
+    submessages = submessagesOf(db, rows.map((r) => r.id));
+  }
   const senders = new Map<number, SenderInfo>();
   const streamNames = new Map<number, string>();
   const recipients = new Map<number, ReturnType<typeof directRecipients>>();
@@ -230,7 +242,7 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
       topic_links: m.stream_id !== null && m.topic !== '' ? topicLinksFor(m.realm_id, m.topic) : [],
       is_me_message: /^\/me( |$)/.test(m.content),
       reactions: reactions.get(m.id) ?? [],
-      submessages: [],
+      submessages: submessages.get(m.id) ?? [],
       sender_full_name: sender.full_name,
       sender_email: sender.email,
       sender_realm_str: realm,
