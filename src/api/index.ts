@@ -13,6 +13,7 @@ import { messageExtraRoutes } from './message-extras';
 import { presenceRoutes } from './presence';
 import { profileFieldRoutes } from './profile-fields';
 import { pushRoutes } from './push';
+import { reminderRoutes } from './reminders';
 import { scheduledMessageRoutes } from './scheduled-messages';
 import { serverRoutes } from './server';
 import { settingsRoutes } from './settings';
@@ -34,7 +35,7 @@ import { webRoutes } from './web';
 export const allRoutes: readonly AnyRoute[] = [
   ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...userTopicRoutes,
   ...userGroupRoutes, ...botRoutes, ...botStorageRoutes, ...profileFieldRoutes,
-  ...typingRoutes, ...scheduledMessageRoutes,
+  ...typingRoutes, ...scheduledMessageRoutes, ...reminderRoutes,
   ...settingsRoutes, ...draftRoutes, ...presenceRoutes, ...linkifierRoutes,
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,

@@ -90,6 +90,12 @@ const STEPS: ((db: Db) => void)[] = [
   (db) => {
     rebuildTable(db, 'invitation', ['invitation_realm_status']);
   },
+  // 7: message reminders are scheduled messages with delivery_type 2 (Zulip's REMIND), with the message
+  // they point at and the user's note: the table is rebuilt with the new columns, rows kept as
+  // messages sent later (delivery_type 1).
+  (db) => {
+    rebuildTable(db, 'scheduled_message', ['scheduled_message_due', 'scheduled_message_sender']);
+  },
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;
