@@ -20,7 +20,7 @@ import { findStreamById } from '../lib/streams';
 import { encodeChannel, encodeHashComponent } from '../lib/url-encoding';
 import { findUserById, type UserRow } from '../lib/users';
 import { silentMention } from './channel-notices';
-import { messageLinkSyntax } from './message-move-notices';
+import { conversationLinkSyntax } from './message-move-notices';
 import { accessMessage, doSendMessage, MAX_MESSAGE_LENGTH, normalizeContent } from './messages';
 import { armScheduledDelivery } from './scheduled-messages';
 import { notificationBot } from './system-bots';
@@ -66,14 +66,14 @@ export function reminderContent(app: App, m: MessageRow, note: string | null): s
   const sender = findUserById(app.db, m.realm_id, m.sender_id) as UserRow;
   const senderMention = silentMention(sender);
   let content: string;
-  let where: string;
+  let where: string | null;
   let url: string;
   if (m.stream_id !== null) {
     const stream = findStreamById(app.db, m.realm_id, m.stream_id);
     const name = stream?.name ?? '';
     url = messageUrl(app, m, name, []);
     content = normalized ? `You requested a reminder for the following message. Note:\n > ${normalized}` : 'You requested a reminder for the following message.';
-    where = `in ${messageLinkSyntax(m.stream_id, name, m.topic, m.id)}`;
+    where = `in ${conversationLinkSyntax(m.stream_id, name, m.topic, m.id)}`;
   } else {
     const participants = directRecipients(app.db, m.direct_group_id as number);
     url = messageUrl(
@@ -86,12 +86,13 @@ export function reminderContent(app: App, m: MessageRow, note: string | null): s
       ? `You requested a reminder for the following direct message. Note:\n > ${normalized}`
       : 'You requested a reminder for the following direct message.';
     const others = participants.filter((u) => u.id !== sender.id);
-    where = `to ${mentionsForDisplay(others.length ? others : [sender])}`;
+    where = others.length ? `to ${mentionsForDisplay(others)}` : null;
   }
   content += '\n\n';
   const widget = m.content.startsWith('/poll') ? 'poll' : m.content.startsWith('/todo') ? 'todo list' : null;
-  if (widget) return `${content}${senderMention} [sent](${url}) a ${widget} ${where}.`;
-  content += `${senderMention} [said](${url}) ${where}:\n`;
+  // A note to oneself is told in the second person.
+  if (widget) return where ? `${content}${senderMention} [sent](${url}) a ${widget} ${where}.` : `${content}You [sent](${url}) yourself a ${widget}.`;
+  content += where ? `${senderMention} [said](${url}) ${where}:\n` : `You [sent](${url}) a note to yourself:\n`;
   // As Zulip, the fence is chosen from the text before the quote.
   const fence = unusedFence(content);
   const room = MAX_MESSAGE_LENGTH - codePoints(`${content}${fence}quote\n\n${fence}`);

@@ -46,7 +46,7 @@ function notificationBotId(): number {
 function channelText(messageId: number, content: string, note = ''): string {
   const head = note ? `You requested a reminder for the following message. Note:\n > ${note}` : 'You requested a reminder for the following message.';
   return (
-    `${head}\n\n${mention(t.users.hamlet)} [said](${t.url}/#narrow/channel/${channel}-Verona/topic/test/near/${messageId}) in #**Verona>test@${messageId}**:\n` +
+    `${head}\n\n${mention(t.users.hamlet)} [said](${t.url}/#narrow/channel/${channel}-Verona/topic/test/near/${messageId}) in [#Verona > test](#narrow/channel/${channel}-Verona/topic/test/with/${messageId}):\n` +
     '```quote\n' +
     content +
     '\n```'
@@ -116,7 +116,7 @@ describe('POST /reminders', () => {
         channelText(inChannel, 'Test message'),
         directText(direct, 'Direct words', [hamlet.id, othello.id], mention(othello), 'Follow up'),
         directText(group, 'Group words', [hamlet.id, othello.id, admin.id], mentionsOfGroup),
-        directText(self, 'Self words', [hamlet.id], mention(hamlet)),
+        `You requested a reminder for the following direct message.\n\nYou [sent](${t.url}/#narrow/dm/${hamlet.id}/near/${self}) a note to yourself:\n` + '```quote\nSelf words\n```',
         channelText(inChannel, 'Test message', '{123}'),
         channelText(inChannel, 'Test message'),
       ],
@@ -136,29 +136,36 @@ describe('POST /reminders', () => {
     const poll = await sendDirect(t, hamlet, [othello], '/poll What is your favorite color?');
     const todo = await sendToChannel(t, hamlet, channel, 'test', '/todo List of tasks');
     const long = await sendDirect(t, hamlet, [othello], 'x'.repeat(10000));
+    const ownPoll = await sendDirect(t, hamlet, [hamlet], '/poll Test poll');
+    const ownTodo = await sendDirect(t, hamlet, [hamlet], '/todo Test todo list');
     await remindOk(hamlet, poll, { scheduled_delivery_timestamp: now() + 10 });
     await remindOk(hamlet, todo, { scheduled_delivery_timestamp: now() + 20 });
     await remindOk(hamlet, long, { scheduled_delivery_timestamp: now() + 30 });
+    await remindOk(hamlet, ownPoll, { scheduled_delivery_timestamp: now() + 40 });
+    await remindOk(hamlet, ownTodo, { scheduled_delivery_timestamp: now() + 50 });
     const slug = [hamlet.id, othello.id].sort((x, y) => x - y).join(',');
-    const [p, td, l] = (await list(hamlet)).map((r) => r.content as string);
+    const [p, td, l, op, ot] = (await list(hamlet)).map((r) => r.content as string);
+    const head = 'You requested a reminder for the following direct message.\n\n';
+    assert.equal(op, `${head}You [sent](${t.url}/#narrow/dm/${hamlet.id}/near/${ownPoll}) yourself a poll.`);
+    assert.equal(ot, `${head}You [sent](${t.url}/#narrow/dm/${hamlet.id}/near/${ownTodo}) yourself a todo list.`);
     assert.equal(p, `You requested a reminder for the following direct message.\n\n${mention(hamlet)} [sent](${t.url}/#narrow/dm/${slug}/near/${poll}) a poll to ${mention(othello)}.`);
     assert.equal(
       td,
-      `You requested a reminder for the following message.\n\n${mention(hamlet)} [sent](${t.url}/#narrow/channel/${channel}-Verona/topic/test/near/${todo}) a todo list in #**Verona>test@${todo}**.`,
+      `You requested a reminder for the following message.\n\n${mention(hamlet)} [sent](${t.url}/#narrow/channel/${channel}-Verona/topic/test/near/${todo}) a todo list in [#Verona > test](#narrow/channel/${channel}-Verona/topic/test/with/${todo}).`,
     );
     const wrapper = directText(long, '\n[message truncated]', [hamlet.id, othello.id], mention(othello)).length;
     assert.equal(l, directText(long, 'x'.repeat(10000 - wrapper) + '\n[message truncated]', [hamlet.id, othello.id], mention(othello)));
     assert.equal(l.length, 10000);
   });
 
-  it('names that would break #**channel>topic** get a plain link', async () => {
+  it('names with Markdown characters are escaped in the link text', async () => {
     const { hamlet } = t.users;
     const odd = await createChannel(t, hamlet, 'a*b', [hamlet]);
     const id = await sendToChannel(t, hamlet, odd, 'x > y', 'odd');
     await remindOk(hamlet, id);
     const [r] = await list(hamlet);
     assert.ok(
-      (r.content as string).includes(`in [#a&#42;b > x &gt; y @ 💬](#narrow/channel/${odd}-a*b/topic/x.20.3E.20y/near/${id}):\n`),
+      (r.content as string).includes(`in [#a&#42;b > x &gt; y](#narrow/channel/${odd}-a*b/topic/x.20.3E.20y/with/${id}):\n`),
       r.content as string,
     );
   });
@@ -341,5 +348,28 @@ describe('reminder delivery', () => {
       failure_message: 'Account is deactivated',
     });
     assert.equal((t.app.db.prepare('SELECT count(*) AS n FROM message').get() as { n: number }).n, messagesBefore);
+  });
+
+  it('an organization deactivated by then: the reminder fails with its error, and nothing is sent', async () => {
+    const { hamlet } = t.users;
+    const id = await remindOk(hamlet, await sendToChannel(t, hamlet, channel, 'test', 'org'), { scheduled_delivery_timestamp: now() + 10 });
+    const messagesBefore = (t.app.db.prepare('SELECT count(*) AS n FROM message').get() as { n: number }).n;
+    t.app.db.prepare('UPDATE realm SET deactivated = 1').run();
+    try {
+      offsetMs += 11_000;
+      assert.deepEqual(runDueScheduledMessages(t.app), { delivered: 0, failed: 1 });
+    } finally {
+      t.app.db.prepare('UPDATE realm SET deactivated = 0').run();
+    }
+    assert.deepEqual(t.app.db.prepare('SELECT delivered, failed, failure_message FROM scheduled_message WHERE id = ?').get(id), {
+      delivered: 0,
+      failed: 1,
+      failure_message: 'This organization has been deactivated',
+    });
+    assert.equal((t.app.db.prepare('SELECT count(*) AS n FROM message').get() as { n: number }).n, messagesBefore);
+    // A failed reminder is still listed (failed: true) until deleted, as Zulip lists it.
+    const [r] = await list(hamlet);
+    assert.deepEqual([r.reminder_id, r.failed], [id, true]);
+    assert.deepEqual((await t.api(hamlet, 'DELETE', `/reminders/${id}`)).body, SUCCESS);
   });
 });
