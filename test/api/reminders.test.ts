@@ -265,6 +265,14 @@ describe('DELETE /reminders/{reminder_id}', () => {
     // The scheduled message is untouched.
     assert.equal((await t.api(hamlet, 'GET', '/scheduled_messages')).body.scheduled_messages.length, 1);
   });
+
+  it('ids that are not ids never reach a reminder, and never give a 500', async () => {
+    for (const path of ['/reminders/-1', '/reminders/abc', '/reminders/1.5', '/reminders/99999999999999999999999']) {
+      const res = await t.api(t.users.hamlet, 'DELETE', path);
+      assert.ok(res.status === 400 || res.status === 404, `${path}: ${res.status} ${res.text}`);
+      assert.equal(res.body.result, 'error', path);
+    }
+  });
 });
 
 describe('reminder delivery', () => {
