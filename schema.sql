@@ -686,7 +686,12 @@ CREATE TABLE scheduled_message (
   delivered                     INTEGER NOT NULL DEFAULT 0,
   delivered_message_id          INTEGER,
   read_by_sender                INTEGER NOT NULL DEFAULT 1,
-  created                       INTEGER NOT NULL
+  created                       INTEGER NOT NULL,
+  -- Zulip's delivery_type: 1 send later (GET /scheduled_messages), 2 a message reminder (GET
+  -- /reminders), sent by Notification Bot to the sender; reminders share the id space and the timer.
+  delivery_type                 INTEGER NOT NULL DEFAULT 1,
+  reminder_target_message_id    INTEGER,                  -- no foreign key: the message may be deleted
+  reminder_note                 TEXT
 );
 CREATE INDEX scheduled_message_due ON scheduled_message(scheduled_timestamp) WHERE delivered = 0 AND failed = 0;
 CREATE INDEX scheduled_message_sender ON scheduled_message(sender_id);

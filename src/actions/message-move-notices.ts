@@ -38,6 +38,16 @@ export function streamTopicLinkSyntax(streamId: number, streamName: string, topi
   return `#**${streamName}>${topic}**`;
 }
 
+/**
+ * A Markdown link to a message's conversation, "[#channel > topic](#narrow/channel/…/topic/…/with/ID)",
+ * as Zulip's reminders write it (names escaped where they would break the link; the empty topic
+ * reads "general chat").
+ */
+export function conversationLinkSyntax(streamId: number, streamName: string, topic: string, messageId: number): string {
+  const link = `#narrow/channel/${encodeChannel(streamId, streamName)}/topic/${encodeHashComponent(topic)}/with/${messageId}`;
+  return `[#${escapeLinkText(streamName)} > ${escapeLinkText(topic === '' ? EMPTY_TOPIC_FALLBACK_NAME : topic)}](${link})`;
+}
+
 /** Zulip's stream_message_url: the organization's URL, then the message's narrow ("near" link). */
 export function streamMessageUrl(app: App, streamId: number, streamName: string, topic: string, messageId: number): string {
   const base = app.publicUrl.replace(/\/+$/, '');

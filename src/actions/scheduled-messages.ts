@@ -18,6 +18,7 @@ import { getRealmById, type RealmRow } from '../lib/realm';
 import { renderMessage } from '../lib/render';
 import {
   accessScheduledMessage,
+  DELIVERY_TYPE,
   dueScheduledMessages,
   formatScheduledMessage,
   nextScheduledTimestamp,
@@ -27,6 +28,7 @@ import {
 import { effectiveTopicsPolicy, findStreamById } from '../lib/streams';
 import { findUserById, type UserRow } from '../lib/users';
 import { checkCanSendToChannel, doSendMessage, normalizeContent, normalizeTopic } from './messages';
+import { deliverReminder } from './reminders';
 
 export type ScheduledType = 'stream' | 'private';
 
@@ -293,6 +295,10 @@ function deliverOne(app: App, row: ScheduledMessageRow): boolean {
       const realm = getRealmById(app.db, row.realm_id) as RealmRow;
       if (realm.deactivated) throw errors.realmDeactivated();
       if (!sender.is_active) throw errors.userDeactivated();
+      if (row.delivery_type === DELIVERY_TYPE.REMIND) {
+        deliverReminder(app, sender, row);
+        return true;
+      }
       const { id } = doSendMessage(app, sender, {
         to: row.type === 'stream' ? { kind: 'channel', streamId: row.stream_id as number, topic: row.topic } : { kind: 'direct', userIds: scheduledRecipientIds(row) },
         content: row.content,
@@ -310,6 +316,8 @@ function deliverOne(app: App, row: ScheduledMessageRow): boolean {
       }
     }
     stmt(app.db, 'UPDATE scheduled_message SET failed = 1, failure_message = ? WHERE id = ?').run(failure, row.id);
+    // As Zulip's try_deliver_one_scheduled_message: a failed reminder gets no event and no notice.
+    if (row.delivery_type === DELIVERY_TYPE.REMIND) return false;
     sendUpdateEvent(app, loadRow(app, row.id));
     notifyFailure(app, sender, row, failure);
     return false;

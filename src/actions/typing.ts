@@ -7,6 +7,10 @@ import { accessibleUsers, checkSenderCanAccessRecipients, userIdsWhoCannotAccess
 import { placeholderEmail } from '../lib/user-emails';
 import { accessStreamById, subscriberIds } from '../lib/streams';
 import { findUserById, type UserRow } from '../lib/users';
+import { nowSeconds } from '../lib/clock';
+import { directRecipients } from '../lib/messages';
+import { getRealmById, type RealmRow } from '../lib/realm';
+import { accessMessage } from './messages';
 
 export type TypingOp = 'start' | 'stop';
 
@@ -88,4 +92,39 @@ export function doSendChannelTyping(app: App, sender: UserRow, streamId: number,
     app.events.send(event, receivers.filter((id) => !hidden.has(id)));
     if (hidden.size > 0) app.events.send(anonymous, [...hidden]);
   });
+}
+
+/**
+ * POST /messages/{id}/typing: someone is editing their message (Zulip's
+ * send_message_edit_notification_backend). Only who may edit the message now may say so (no grace
+ * period, unlike the edit itself). The `typing_edit_message` event goes to the channel's subscribers
+ * (none past MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS) or to the conversation's participants, the
+ * editor included, who are active and receive typing notifications.
+ */
+export function doSendMessageEditTyping(app: App, user: UserRow, messageId: number, op: TypingOp): void {
+  const m = accessMessage(app, user, messageId, { modifying: true });
+  const realm = getRealmById(app.db, user.realm_id) as RealmRow;
+  // validate_user_can_edit_message with edit_limit_buffer 0.
+  if (!realm.allow_message_editing) throw errors.badRequest('Your organization has turned off message editing');
+  if (m.sender_id !== user.id) throw errors.badRequest("You don't have permission to edit this message");
+  const limit = realm.message_content_edit_limit_seconds as number | null;
+  if (limit !== null && nowSeconds(app.clock) - m.date_sent > limit) throw errors.badRequest('The time limit for editing this message has passed');
+  let event: Record<string, unknown> & { type: string };
+  let receivers: number[];
+  if (m.stream_id !== null) {
+    if (!user.send_stream_typing_notifications) throw errors.badRequest('User has disabled typing notifications for channel messages');
+    const subscribers = subscriberIds(app.db, m.stream_id);
+    receivers = subscribers.length > MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS ? [] : typingReceivers(app, subscribers);
+    event = { type: 'typing_edit_message', op, sender_id: user.id, message_id: m.id, recipient: { type: 'channel', channel_id: m.stream_id, topic: m.topic } };
+  } else {
+    if (!user.send_private_typing_notifications) throw errors.badRequest('User has disabled typing notifications for direct messages');
+    // As Zulip: the editor first, then the others (ascending).
+    const others = directRecipients(app.db, m.direct_group_id as number)
+      .map((u) => u.id)
+      .filter((id) => id !== user.id);
+    const notified = new Set(typingReceivers(app, [user.id, ...others]));
+    receivers = [user.id, ...others].filter((id) => notified.has(id));
+    event = { type: 'typing_edit_message', op, sender_id: user.id, message_id: m.id, recipient: { type: 'direct', user_ids: receivers } };
+  }
+  app.batch.afterCommit((ok) => ok && receivers.length > 0 && app.events.send(event, receivers));
 }

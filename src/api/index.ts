@@ -16,6 +16,7 @@ import { messageExtraRoutes } from './message-extras';
 import { presenceRoutes } from './presence';
 import { profileFieldRoutes } from './profile-fields';
 import { pushRoutes } from './push';
+import { reminderRoutes } from './reminders';
 import { scheduledMessageRoutes } from './scheduled-messages';
 import { serverRoutes } from './server';
 import { settingsRoutes } from './settings';
@@ -38,7 +39,7 @@ import { webRoutes } from './web';
 export const allRoutes: readonly AnyRoute[] = [
   ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...submessageRoutes, ...userTopicRoutes,
   ...userGroupRoutes, ...botRoutes, ...botStorageRoutes, ...profileFieldRoutes,
-  ...typingRoutes, ...scheduledMessageRoutes,
+  ...typingRoutes, ...scheduledMessageRoutes, ...reminderRoutes,
   ...settingsRoutes, ...draftRoutes, ...savedSnippetRoutes, ...navigationViewRoutes, ...playgroundRoutes, ...presenceRoutes, ...linkifierRoutes,
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,

@@ -1,5 +1,6 @@
-// POST /typing: typing notifications for direct and channel messages.
-import { doSendChannelTyping, doSendDirectTyping } from '../actions/typing';
+// POST /typing: typing notifications for direct and channel messages; POST /messages/{id}/typing:
+// someone is editing their message.
+import { doSendChannelTyping, doSendDirectTyping, doSendMessageEditTyping } from '../actions/typing';
 import { errors } from '../http/errors';
 import { p, zInt } from '../http/params';
 import { route } from '../http/route';
@@ -27,6 +28,16 @@ export const typingRoutes = [
         if (params.to === undefined) throw errors.badRequest("Missing '{var_name}' argument", { var_name: 'to' });
         doSendDirectTyping(app, user, params.to, params.op);
       }
+      return {};
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/messages/{message_id:int}/typing',
+    auth: 'user',
+    params: { op: p.oneOf(['start', 'stop'] as const) },
+    handle({ app, user, params, path }) {
+      doSendMessageEditTyping(app, user, Number(path.message_id), params.op);
       return {};
     },
   }),

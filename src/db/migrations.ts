@@ -104,6 +104,12 @@ const STEPS: ((db: Db) => void)[] = [
   (db) => createMissing(db, ['realm_playground', 'realm_playground_unique', 'saved_snippet', 'saved_snippet_user', 'navigation_view', 'navigation_view_user_fragment']),
   // 8: widgets (/poll, /todo) keep their data in submessages.
   (db) => createMissing(db, ['submessage', 'submessage_message']),
+  // 9: message reminders are scheduled messages with delivery_type 2 (Zulip's REMIND), with the message
+  // they point at and the user's note: the table is rebuilt with the new columns, rows kept as
+  // messages sent later (delivery_type 1).
+  (db) => {
+    rebuildTable(db, 'scheduled_message', ['scheduled_message_due', 'scheduled_message_sender']);
+  },
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

@@ -34,6 +34,7 @@ import { ROLE } from '../lib/roles';
 import { fakeEmailDomain } from '../lib/user-emails';
 import { formatField, listFields } from '../lib/profile-fields';
 import { listGroups } from '../lib/user-groups';
+import { formatReminder, listReminders, MAX_REMINDER_NOTE_LENGTH } from '../lib/reminders';
 import type { ClientCapabilities } from './queue';
 
 export interface StateOptions {
@@ -413,7 +414,7 @@ registerStateProvider('realm', (app, user, opts) => {
     max_topic_length: MAX_TOPIC_LENGTH,
     max_message_length: MAX_MESSAGE_LENGTH,
     max_bulk_new_subscription_messages: 100,
-    max_reminder_note_length: 1000,
+    max_reminder_note_length: MAX_REMINDER_NOTE_LENGTH,
     server_min_deactivated_realm_deletion_days: 14,
     server_max_deactivated_realm_deletion_days: null,
     server_presence_ping_interval_seconds: 60,
@@ -910,12 +911,15 @@ function parseIds(json: string | null): number[] {
   }
 }
 
+// Message reminders (Zulip's get_undelivered_reminders): failed ones included, soonest first.
+registerStateProvider('reminders', (app, user) => ({ reminders: listReminders(app.db, user.id).map(formatReminder) }));
+
 registerStateProvider('scheduled_messages', (app, user, opts) => {
   const realm = realmOf(app, user, opts);
   const rows = stmt(
     app.db,
     `SELECT id, type, stream_id, recipient_ids, topic, content, rendered_content, scheduled_timestamp, failed
-     FROM scheduled_message WHERE sender_id = ? AND delivered = 0 ORDER BY scheduled_timestamp, id`,
+     FROM scheduled_message WHERE sender_id = ? AND delivered = 0 AND delivery_type = 1 ORDER BY scheduled_timestamp, id`,
   ).all(user.id) as {
     id: number;
     type: string;

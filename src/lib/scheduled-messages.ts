@@ -23,7 +23,14 @@ export interface ScheduledMessageRow {
   delivered_message_id: number | null;
   read_by_sender: number;
   created: number;
+  /** SEND_LATER (1) or REMIND (2). */
+  delivery_type: number;
+  reminder_target_message_id: number | null;
+  reminder_note: string | null;
 }
+
+/** Zulip's ScheduledMessage.SEND_LATER and REMIND: reminders share the table, ids and timer, not the lists. */
+export const DELIVERY_TYPE = { SEND_LATER: 1, REMIND: 2 } as const;
 
 /** The `to` of a direct scheduled message as stored. */
 export function scheduledRecipientIds(row: ScheduledMessageRow): number[] {
@@ -53,12 +60,12 @@ export function formatScheduledMessage(row: ScheduledMessageRow): Record<string,
 
 /** The user's undelivered scheduled messages, soonest first. */
 export function listScheduledMessages(db: Db, userId: number): ScheduledMessageRow[] {
-  return stmt(db, 'SELECT * FROM scheduled_message WHERE sender_id = ? AND delivered = 0 ORDER BY scheduled_timestamp, id').all(userId) as ScheduledMessageRow[];
+  return stmt(db, 'SELECT * FROM scheduled_message WHERE sender_id = ? AND delivered = 0 AND delivery_type = 1 ORDER BY scheduled_timestamp, id').all(userId) as ScheduledMessageRow[];
 }
 
-/** The user's own scheduled message; 404 "Scheduled message does not exist" for a missing or foreign id alike. */
+/** The user's own scheduled message (a reminder is not one); 404 "Scheduled message does not exist" for a missing or foreign id alike. */
 export function accessScheduledMessage(db: Db, userId: number, id: number): ScheduledMessageRow {
-  const row = stmt(db, 'SELECT * FROM scheduled_message WHERE id = ? AND sender_id = ?').get(id, userId) as ScheduledMessageRow | undefined;
+  const row = stmt(db, 'SELECT * FROM scheduled_message WHERE id = ? AND sender_id = ? AND delivery_type = 1').get(id, userId) as ScheduledMessageRow | undefined;
   if (!row) throw errors.notFound('Scheduled message does not exist');
   return row;
 }

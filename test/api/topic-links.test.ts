@@ -73,3 +73,82 @@ describe('topic_links after the linkifiers change', () => {
     await t.api(t.users.admin, 'DELETE', `/realm/filters/${add.body.id}`);
   });
 });
+
+describe('topic_links in every message object and topic edit, as Zulip sends them', () => {
+  const tracker = (n: number) => ({ url: `https://tracker.example.com/issues/${n}`, text: `#${n}` });
+  let filterId: number;
+  let channel: number;
+  before(async () => {
+    const add = await t.api(t.users.admin, 'POST', '/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://tracker.example.com/issues/{id}' });
+    assert.equal(add.status, 200, add.text);
+    filterId = add.body.id;
+    const created = await t.api(t.users.owner, 'POST', '/channels/create', { name: 'links everywhere', subscribers: [t.users.hamlet.id, t.users.othello.id] });
+    assert.equal(created.status, 200, created.text);
+    channel = created.body.id;
+  });
+  after(async () => {
+    await t.api(t.users.admin, 'DELETE', `/realm/filters/${filterId}`);
+  });
+
+  async function queue(types: string[], capabilities: Record<string, boolean> = {}) {
+    const res = await t.api(t.users.othello, 'POST', '/register', { event_types: types, fetch_event_types: [], client_capabilities: { notification_settings_null: false, ...capabilities } });
+    assert.equal(res.status, 200, res.text);
+    return res.body.queue_id as string;
+  }
+  async function events(q: string) {
+    const res = await t.api(t.users.othello, 'GET', '/events', { queue_id: q, last_event_id: -1, dont_block: true });
+    assert.equal(res.status, 200, res.text);
+    return res.body.events.filter((e: { type: string }) => e.type !== 'heartbeat');
+  }
+  const send = async (params: Record<string, unknown>) => {
+    const res = await t.api(t.users.hamlet, 'POST', '/messages', params);
+    assert.equal(res.status, 200, res.text);
+    return res.body.id as number;
+  };
+
+  it('message events, batch fetches and searches carry them; direct messages and the general chat have none', async () => {
+    const q = await queue(['message']);
+    const qOld = await queue(['message'], { empty_topic_name: false });
+    const linked = await send({ type: 'channel', to: channel, topic: 'fix #12 and #13', content: 'findme' });
+    const general = await send({ type: 'channel', to: channel, topic: '', content: 'findme' });
+    const direct = await send({ type: 'direct', to: [t.users.othello.id], content: 'findme' });
+    const expected: Record<number, unknown> = { [linked]: [tracker(12), tracker(13)], [general]: [], [direct]: [] };
+    for (const queueId of [q, qOld]) {
+      const got = (await events(queueId)).filter((e: { type: string }) => e.type === 'message');
+      assert.deepEqual(Object.fromEntries(got.map((e: { message: { id: number; topic_links: unknown } }) => [e.message.id, e.message.topic_links])), expected);
+    }
+    const fetched = await t.api(t.users.othello, 'GET', '/messages', { anchor: linked, num_before: 0, num_after: 10, narrow: [{ operator: 'search', operand: 'findme' }] });
+    assert.equal(fetched.status, 200, fetched.text);
+    assert.deepEqual(Object.fromEntries(fetched.body.messages.map((m: { id: number; topic_links: unknown }) => [m.id, m.topic_links])), expected);
+    for (const id of [linked, general, direct]) {
+      assert.deepEqual((await t.api(t.users.othello, 'GET', `/messages/${id}`)).body.message.topic_links, expected[id]);
+    }
+  });
+
+  it('update_message has topic_links exactly when the topic changes: not for content edits or channel-only moves', async () => {
+    const other = await t.api(t.users.owner, 'POST', '/channels/create', { name: 'links elsewhere', subscribers: [t.users.hamlet.id, t.users.othello.id] });
+    assert.equal(other.status, 200, other.text);
+    const a = await send({ type: 'channel', to: channel, topic: 'ticket #20', content: 'one' });
+    const b = await send({ type: 'channel', to: channel, topic: 'ticket #20', content: 'two' });
+    const q = await queue(['update_message']);
+    const edit = async (params: Record<string, unknown>) => {
+      const res = await t.api(t.users.hamlet, 'PATCH', `/messages/${a}`, params);
+      assert.equal(res.status, 200, res.text);
+    };
+    await edit({ content: 'one, edited' });
+    await edit({ stream_id: other.body.id, propagate_mode: 'change_all' });
+    await edit({ topic: 'ticket #21', propagate_mode: 'change_all' });
+    await edit({ topic: '✔ ticket #21', propagate_mode: 'change_all' });
+    const got = (await events(q)).filter((e: { type: string; message_id?: number }) => e.type === 'update_message' && e.message_id === a);
+    assert.deepEqual(
+      got.map((e: Record<string, unknown>) => [e.subject ?? null, e.topic_links ?? null]),
+      [
+        [null, null],
+        [null, null],
+        ['ticket #21', [tracker(21)]],
+        ['✔ ticket #21', [tracker(21)]],
+      ],
+    );
+    for (const id of [a, b]) assert.deepEqual((await t.api(t.users.othello, 'GET', `/messages/${id}`)).body.message.topic_links, [tracker(21)]);
+  });
+});

@@ -150,3 +150,156 @@ describe('POST /typing', () => {
     }
   });
 });
+
+describe('POST /messages/{message_id}/typing', () => {
+  const editTyping = (user: TestUser, id: number, params: Record<string, unknown>) => t.api(user, 'POST', `/messages/${id}/typing`, params);
+  /** A queue for typing_edit_message events, without any client capability. */
+  async function editQueue(user: TestUser): Promise<string> {
+    const res = await t.api(user, 'POST', '/register', { fetch_event_types: [], event_types: ['typing_edit_message'] });
+    assert.equal(res.status, 200, res.text);
+    return res.body.queue_id;
+  }
+  const send = async (user: TestUser, params: Record<string, unknown>) => {
+    const res = await t.api(user, 'POST', '/messages', params);
+    assert.equal(res.status, 200, res.text);
+    return res.body.id as number;
+  };
+
+  it("channel: start and stop reach the channel's subscribers who receive typing notifications, the editor included", async () => {
+    const { hamlet, othello, moderator, admin } = t.users;
+    const sid = await createChannel(t, hamlet, 'edit room', [hamlet, othello, moderator]);
+    const id = await send(hamlet, { type: 'channel', to: sid, topic: 'draft', content: 'first' });
+    setReceives(moderator, false);
+    try {
+      const [qh, qo, qm, qa] = await Promise.all([editQueue(hamlet), editQueue(othello), editQueue(moderator), editQueue(admin)]);
+      assert.deepEqual((await editTyping(hamlet, id, { op: 'start' })).body, SUCCESS);
+      assert.deepEqual((await editTyping(hamlet, id, { op: 'stop' })).body, SUCCESS);
+      const expected = ['start', 'stop'].map((op) => ({
+        type: 'typing_edit_message',
+        op,
+        sender_id: hamlet.id,
+        message_id: id,
+        recipient: { type: 'channel', channel_id: sid, topic: 'draft' },
+      }));
+      assert.deepEqual(await drain(othello, qo), expected);
+      assert.deepEqual(await drain(hamlet, qh), expected);
+      assert.deepEqual(await drain(moderator, qm), [], 'turned typing notifications off');
+      assert.deepEqual(await drain(admin, qa), [], 'not subscribed');
+    } finally {
+      setReceives(moderator, true);
+    }
+  });
+
+  it('direct: the participants who are active and receive typing notifications, listed in recipient.user_ids', async () => {
+    const { hamlet, othello, admin, moderator } = t.users;
+    const oneToOne = await send(hamlet, { type: 'direct', to: [othello.id], content: 'to you' });
+    const group = await send(hamlet, { type: 'direct', to: [othello.id, admin.id, moderator.id], content: 'to all' });
+    setReceives(admin, false);
+    try {
+      const [qh, qo, qa, qm] = await Promise.all([editQueue(hamlet), editQueue(othello), editQueue(admin), editQueue(moderator)]);
+      assert.deepEqual((await editTyping(hamlet, oneToOne, { op: 'start' })).body, SUCCESS);
+      assert.deepEqual((await editTyping(hamlet, group, { op: 'stop' })).body, SUCCESS);
+      const first = { type: 'typing_edit_message', op: 'start', sender_id: hamlet.id, message_id: oneToOne, recipient: { type: 'direct', user_ids: [hamlet.id, othello.id] } };
+      const others = [othello.id, moderator.id].sort((a, b) => a - b);
+      const second = { type: 'typing_edit_message', op: 'stop', sender_id: hamlet.id, message_id: group, recipient: { type: 'direct', user_ids: [hamlet.id, ...others] } };
+      assert.deepEqual(await drain(hamlet, qh), [first, second]);
+      assert.deepEqual(await drain(othello, qo), [first, second]);
+      assert.deepEqual(await drain(moderator, qm), [second]);
+      assert.deepEqual(await drain(admin, qa), []);
+    } finally {
+      setReceives(admin, true);
+    }
+  });
+
+  it('a note to self, a guest in its channel and a bot editing their own messages', async () => {
+    const { hamlet, guest, bot } = t.users;
+    const self = await send(hamlet, { type: 'direct', to: [hamlet.id], content: 'note' });
+    const qh = await editQueue(hamlet);
+    assert.deepEqual((await editTyping(hamlet, self, { op: 'start' })).body, SUCCESS);
+    assert.deepEqual(await drain(hamlet, qh), [{ type: 'typing_edit_message', op: 'start', sender_id: hamlet.id, message_id: self, recipient: { type: 'direct', user_ids: [hamlet.id] } }]);
+    const sid = await createChannel(t, hamlet, 'edit guests', [hamlet, guest, bot]);
+    for (const user of [guest, bot]) {
+      const id = await send(user, { type: 'channel', to: sid, topic: 't', content: 'mine' });
+      const q = await editQueue(hamlet);
+      assert.deepEqual((await editTyping(user, id, { op: 'start' })).body, SUCCESS);
+      assert.deepEqual(await drain(hamlet, q), [
+        { type: 'typing_edit_message', op: 'start', sender_id: user.id, message_id: id, recipient: { type: 'channel', channel_id: sid, topic: 't' } },
+      ]);
+    }
+  });
+
+  it("refuses what Zulip refuses: another's message, one out of reach, an archived channel's, editing off or too late, bad input", async () => {
+    const { hamlet, othello, owner, guest } = t.users;
+    const sid = await createChannel(t, hamlet, 'edit refusals', [hamlet, othello]);
+    const mine = await send(hamlet, { type: 'channel', to: sid, topic: 't', content: 'mine' });
+    const theirs = await send(othello, { type: 'channel', to: sid, topic: 't', content: 'theirs' });
+    const secret = await createChannel(t, othello, 'edit secret', [othello], { invite_only: true });
+    const hidden = await send(othello, { type: 'channel', to: secret, topic: 't', content: 'hidden' });
+    const archived = await createChannel(t, hamlet, 'edit archived', [hamlet]);
+    const old = await send(hamlet, { type: 'channel', to: archived, topic: 't', content: 'old' });
+    assert.equal((await t.api(owner, 'DELETE', `/streams/${archived}`)).status, 200);
+    const q = await editQueue(othello);
+    const cases: [TestUser, number, Record<string, unknown>, number, unknown][] = [
+      [hamlet, theirs, { op: 'start' }, 400, err("You don't have permission to edit this message")],
+      [hamlet, hidden, { op: 'start' }, 400, err('Invalid message(s)')],
+      [hamlet, 99999999, { op: 'start' }, 400, err('Invalid message(s)')],
+      [hamlet, old, { op: 'start' }, 400, err('Invalid message(s)')],
+      [guest, mine, { op: 'start' }, 400, err('Invalid message(s)')],
+      [hamlet, mine, {}, 400, err("Missing 'op' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'op' })],
+      [hamlet, mine, { op: 'begin' }, 400, err('Invalid op')],
+    ];
+    for (const [user, id, params, status, body] of cases) {
+      const res = await editTyping(user, id, params);
+      assert.deepEqual({ status: res.status, body: res.body }, { status, body }, `${id} ${JSON.stringify(params)}`);
+    }
+    // A message id that is not a number is not this route.
+    assert.equal((await t.api(hamlet, 'POST', '/messages/abc/typing', { op: 'start' })).status, 404);
+    // The organization's editing rules, without the edit's grace period.
+    try {
+      t.app.db.prepare('UPDATE realm SET message_content_edit_limit_seconds = 60').run();
+      t.app.db.prepare('UPDATE message SET date_sent = date_sent - 61 WHERE id = ?').run(mine);
+      assert.deepEqual((await editTyping(hamlet, mine, { op: 'start' })).body, err('The time limit for editing this message has passed'));
+      t.app.db.prepare('UPDATE realm SET allow_message_editing = 0').run();
+      assert.deepEqual((await editTyping(hamlet, mine, { op: 'start' })).body, err('Your organization has turned off message editing'));
+    } finally {
+      t.app.db.prepare('UPDATE realm SET message_content_edit_limit_seconds = NULL, allow_message_editing = 1').run();
+    }
+    t.app.db.prepare('UPDATE user SET send_private_typing_notifications = 0, send_stream_typing_notifications = 0 WHERE id = ?').run(hamlet.id);
+    try {
+      const dm = await send(hamlet, { type: 'direct', to: [othello.id], content: 'dm' });
+      assert.deepEqual((await editTyping(hamlet, mine, { op: 'start' })).body, err('User has disabled typing notifications for channel messages'));
+      assert.deepEqual((await editTyping(hamlet, dm, { op: 'start' })).body, err('User has disabled typing notifications for direct messages'));
+    } finally {
+      t.app.db.prepare('UPDATE user SET send_private_typing_notifications = 1, send_stream_typing_notifications = 1 WHERE id = ?').run(hamlet.id);
+    }
+    // None of them told anyone anything.
+    assert.deepEqual(await drain(othello, q), []);
+  });
+
+  it('a deactivated user cannot', async () => {
+    const { owner, othello } = t.users;
+    const created = await t.api(owner, 'POST', '/users', { email: 'edit-leaver@example.com', password: 'xyzzy-secret-99', full_name: 'Leaver' });
+    assert.equal(created.status, 200, created.text);
+    const key = await t.api(null, 'POST', '/fetch_api_key', { username: 'edit-leaver@example.com', password: 'xyzzy-secret-99' });
+    const leaver: TestUser = { id: created.body.user_id, email: 'edit-leaver@example.com', apiKey: key.body.api_key, password: 'xyzzy-secret-99', fullName: 'Leaver' };
+    const id = await send(leaver, { type: 'direct', to: [othello.id], content: 'bye' });
+    assert.equal((await t.api(owner, 'DELETE', `/users/${leaver.id}`)).status, 200);
+    const res = await editTyping(leaver, id, { op: 'start' });
+    assert.deepEqual({ status: res.status, body: res.body }, { status: 401, body: err('Account is deactivated', 'USER_DEACTIVATED') });
+  });
+
+  it(`channel: none in a channel of more than ${100} subscribers`, async () => {
+    const { hamlet, othello } = t.users;
+    const sid = await createChannel(t, hamlet, 'crowded edits', [hamlet, othello]);
+    const id = await send(hamlet, { type: 'channel', to: sid, topic: 't', content: 'crowded' });
+    const realmId = t.app.realmId();
+    for (let i = 0; i < 99; i++) {
+      const { userId } = doCreateUser(t.app, { realmId, email: `edit-crowd${i}@example.com`, password: null, fullName: `Edit crowd ${i}`, role: ROLE.MEMBER, acting: null });
+      t.app.batch.write(() => t.app.db.prepare('INSERT INTO subscription (user_id, stream_id) VALUES (?, ?)').run(userId, sid));
+    }
+    t.app.batch.commit();
+    const q = await editQueue(othello);
+    assert.deepEqual((await editTyping(hamlet, id, { op: 'start' })).body, SUCCESS);
+    assert.deepEqual(await drain(othello, q), []);
+  });
+});

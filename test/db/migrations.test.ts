@@ -132,6 +132,34 @@ describe('migrations', () => {
     migrated.close();
   });
 
+  it('version 9 gives scheduled messages the reminder columns, keeping every row as a message sent later', () => {
+    // A version-6 database (7 and 8 only add tables): today's schema with scheduled_message as it was.
+    const file = path.join(dir, 'v6.db');
+    const db = openDatabase(file);
+    db.exec(`
+      INSERT INTO realm (id, string_id, name, date_created) VALUES (1, '', 'Old Org', 1700000000);
+      INSERT INTO user (id, realm_id, email, delivery_email, full_name, api_key, date_joined) VALUES (1, 1, 'a@example.com', 'a@example.com', 'A', 'k', 1700000000);
+      ALTER TABLE scheduled_message DROP COLUMN delivery_type;
+      ALTER TABLE scheduled_message DROP COLUMN reminder_target_message_id;
+      ALTER TABLE scheduled_message DROP COLUMN reminder_note;
+      INSERT INTO scheduled_message (id, realm_id, sender_id, type, recipient_ids, content, rendered_content, scheduled_timestamp, created)
+        VALUES (5, 1, 1, 'private', '[1]', 'later', '<p>later</p>', 1800000000, 1700000000);
+    `);
+    db.pragma('user_version = 6');
+    db.close();
+
+    const migrated = openDatabase(file);
+    assert.equal(migrated.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+    assert.deepEqual(
+      migrated.prepare('SELECT id, content, scheduled_timestamp, delivery_type, reminder_target_message_id, reminder_note FROM scheduled_message').all(),
+      [{ id: 5, content: 'later', scheduled_timestamp: 1800000000, delivery_type: 1, reminder_target_message_id: null, reminder_note: null }],
+    );
+    const fresh = openDatabase(':memory:');
+    assert.deepEqual(schemaOf(migrated), schemaOf(fresh));
+    fresh.close();
+    migrated.close();
+  });
+
   it('schemaStatement finds whole statements, triggers up to their END', () => {
     assert.match(schemaStatement('usermessage_cursor'), /^CREATE TABLE usermessage_cursor \([\s\S]*\);$/);
     const trigger = schemaStatement('usermessage_cursor_advance');
