@@ -117,6 +117,14 @@ const STEPS: ((db: Db) => void)[] = [
     for (const [table, indexes] of tables) rebuildTable(db, table, indexes);
     for (const name of ['usermessage_pending', 'usermessage_cursor_advance', 'user_active_cursor']) db.exec(schemaStatement(name));
   },
+  // 8: the system bots (Notification Bot, Welcome Bot) are Zulip's cross-realm bots, members of no
+  // organization: they leave the role groups they were put in when created (lists of members,
+  // permissions). Known as isSystemBot knows them (lib/users.ts), written out here as that test stood.
+  (db) => {
+    db.exec(`DELETE FROM user_group_member WHERE user_id IN (
+      SELECT id FROM user WHERE bot_type IS NOT NULL AND bot_owner_id IS NULL
+        AND lower(substr(email, 1, instr(email, '@') - 1)) IN ('notification-bot', 'welcome-bot'))`);
+  },
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

@@ -133,7 +133,7 @@ describe('migrations', () => {
     migrated.close();
   });
 
-  it('version 7 makes client-visible ids AUTOINCREMENT, keeping every row and never reusing a kept id', () => {
+  it('version 7 makes client-visible ids AUTOINCREMENT, keeping every row and never reusing a kept id; version 8 takes the system bots out of groups', () => {
     // A version-6 database (schema-v6.sql: schema.sql before this step) with rows in every rebuilt
     // table and in the tables whose rows would cascade away with theirs.
     const file = path.join(dir, 'v6.db');
@@ -190,6 +190,15 @@ describe('migrations', () => {
     ];
     const snapshot = (db: Db) => kept.map((table) => rows(db, `SELECT * FROM ${table} ORDER BY 1, 2`));
     const before = snapshot(old);
+    // Version 8: Notification Bot (a system bot) leaves the role group it was put in; a member's bot
+    // with a system bot's name (it has an owner) stays.
+    old.exec(`
+      INSERT INTO user (id, realm_id, email, delivery_email, full_name, api_key, date_joined, bot_type, bot_owner_id) VALUES
+        (6, 3, 'notification-bot@example.com', 'notification-bot@example.com', 'Notification Bot', 'kn', 1, 1, NULL),
+        (7, 3, 'welcome-bot@other.example.com', 'welcome-bot@other.example.com', 'Mine', 'kw', 1, 1, 5);
+      INSERT INTO user_group (id, realm_id, name, is_system_group) VALUES (8, 3, 'role:members', 1);
+      INSERT INTO user_group_member (group_id, user_id) VALUES (8, 5), (8, 6), (8, 7);
+    `);
     old.close();
 
     const db = openDatabase(file);
@@ -198,11 +207,13 @@ describe('migrations', () => {
     const fresh = openDatabase(':memory:');
     assert.deepEqual(schemaOf(db), schemaOf(fresh));
     fresh.close();
-    // Every row is kept, in the rebuilt tables and in those that refer to them (no cascade).
-    assert.deepEqual(snapshot(db), before);
     // Each rebuilt table's sequence starts at its largest id, so no kept id is handed out again.
     const maxIds = Object.fromEntries(rebuilt.map((table) => [table, db.prepare(`SELECT max(id) FROM ${table}`).pluck().get()]));
     assert.deepEqual(Object.fromEntries(db.prepare(`SELECT name, seq FROM sqlite_sequence WHERE name <> 'message'`).all().map((r: any) => [r.name, r.seq])), maxIds);
+    assert.deepEqual(db.prepare('SELECT user_id FROM user_group_member WHERE group_id = 8 ORDER BY user_id').pluck().all(), [5, 7]);
+    db.exec('DELETE FROM user_group_member WHERE group_id = 8; DELETE FROM user_group WHERE id = 8; DELETE FROM user WHERE id IN (6, 7)');
+    // Every row is kept, in the rebuilt tables and in those that refer to them (no cascade).
+    assert.deepEqual(snapshot(db), before);
     // Deleting the newest row and adding one gives a new id, in the tables the API deletes from.
     db.prepare('DELETE FROM draft WHERE id = 8').run();
     assert.equal(db.prepare("INSERT INTO draft (user_id, content, timestamp) VALUES (2, 'nine', 4)").run().lastInsertRowid, 9);
