@@ -5,9 +5,13 @@
 -- realm_id; times are INTEGER UNIX seconds unless the column says otherwise; booleans are 0/1.
 -- Group-setting columns (can_*_group) hold a user_group id: a named group, a system group, or an
 -- anonymous group (named = 0) that stands for a {direct_members, direct_subgroups} value, as in Zulip.
+-- A table whose ids reach clients has `id INTEGER PRIMARY KEY AUTOINCREMENT`: as in Zulip, an id is
+-- never used twice, even after the newest row is deleted (a client caching ids would otherwise get
+-- the wrong object). Ids no client sees (reaction, bot_service, legacy_push_token, email_change)
+-- are plain rowids, which spares the sqlite_sequence write on every insert.
 
 CREATE TABLE realm (
-  id                              INTEGER PRIMARY KEY,
+  id                              INTEGER PRIMARY KEY AUTOINCREMENT,
   string_id                       TEXT NOT NULL UNIQUE,          -- subdomain; '' for the root realm
   name                            TEXT NOT NULL,
   description                     TEXT NOT NULL DEFAULT '',
@@ -72,7 +76,7 @@ CREATE TABLE realm_domain (
 -- Humans and bots. role: 100 owner, 200 administrator, 300 moderator, 400 member, 600 guest.
 -- bot_type: NULL for humans; 1 generic, 2 incoming webhook, 3 outgoing webhook, 4 embedded.
 CREATE TABLE user (
-  id                      INTEGER PRIMARY KEY,
+  id                      INTEGER PRIMARY KEY AUTOINCREMENT,
   realm_id                INTEGER NOT NULL REFERENCES realm(id),
   email                   TEXT NOT NULL,                 -- API email (what Basic auth names)
   delivery_email          TEXT NOT NULL,                 -- where mail goes
@@ -175,7 +179,7 @@ CREATE INDEX session_user ON session(user_id);
 
 -- User groups: named groups, system groups (role:*), and anonymous groups holding group-setting values.
 CREATE TABLE user_group (
-  id                        INTEGER PRIMARY KEY,
+  id                        INTEGER PRIMARY KEY AUTOINCREMENT,
   realm_id                  INTEGER NOT NULL REFERENCES realm(id),
   name                      TEXT,                         -- NULL for anonymous groups
   description               TEXT NOT NULL DEFAULT '',
@@ -208,7 +212,7 @@ CREATE TABLE user_group_subgroup (
 CREATE INDEX user_group_subgroup_sub ON user_group_subgroup(subgroup_id, supergroup_id);
 
 CREATE TABLE channel_folder (
-  id                    INTEGER PRIMARY KEY,
+  id                    INTEGER PRIMARY KEY AUTOINCREMENT,
   realm_id              INTEGER NOT NULL REFERENCES realm(id),
   name                  TEXT NOT NULL,
   description           TEXT NOT NULL DEFAULT '',
@@ -223,7 +227,7 @@ CREATE UNIQUE INDEX channel_folder_realm_name ON channel_folder(realm_id, name C
 -- Channels (streams). message_retention_days: NULL realm default, -1 unlimited, N days.
 -- topics_policy: inherit, allow_empty_topic, disable_empty_topic, empty_topic_only.
 CREATE TABLE stream (
-  id                                     INTEGER PRIMARY KEY,
+  id                                     INTEGER PRIMARY KEY AUTOINCREMENT,
   realm_id                               INTEGER NOT NULL REFERENCES realm(id),
   name                                   TEXT NOT NULL,
   description                            TEXT NOT NULL DEFAULT '',
@@ -278,7 +282,7 @@ CREATE INDEX subscription_stream ON subscription(stream_id, user_id) WHERE activ
 
 -- Direct-message conversations: one row per distinct set of participants (1:1, group, and self).
 CREATE TABLE direct_group (
-  id          INTEGER PRIMARY KEY,
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
   realm_id    INTEGER NOT NULL REFERENCES realm(id),
   member_key  TEXT NOT NULL                  -- sorted member ids joined by ','
 );
@@ -502,7 +506,7 @@ CREATE TABLE presence (
 CREATE INDEX presence_realm_update ON presence(realm_id, last_update_id);
 
 CREATE TABLE linkifier (
-  id                         INTEGER PRIMARY KEY,
+  id                         INTEGER PRIMARY KEY AUTOINCREMENT,
   realm_id                   INTEGER NOT NULL REFERENCES realm(id),
   pattern                    TEXT NOT NULL,
   url_template               TEXT NOT NULL,
@@ -514,7 +518,7 @@ CREATE TABLE linkifier (
 CREATE UNIQUE INDEX linkifier_realm_pattern ON linkifier(realm_id, pattern);
 
 CREATE TABLE realm_emoji (
-  id           INTEGER PRIMARY KEY,
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
   realm_id     INTEGER NOT NULL REFERENCES realm(id),
   name         TEXT NOT NULL,
   author_id    INTEGER REFERENCES user(id),
@@ -524,7 +528,7 @@ CREATE TABLE realm_emoji (
 
 -- Custom profile fields and their per-user values.
 CREATE TABLE custom_profile_field (
-  id                          INTEGER PRIMARY KEY,
+  id                          INTEGER PRIMARY KEY AUTOINCREMENT,
   realm_id                    INTEGER NOT NULL REFERENCES realm(id),
   name                        TEXT NOT NULL,
   hint                        TEXT NOT NULL DEFAULT '',
@@ -565,7 +569,7 @@ CREATE TABLE bot_service (
 
 -- Uploaded files. path_id is the file's path below DATA_DIR/uploads and in /user_uploads/ URLs.
 CREATE TABLE attachment (
-  id               INTEGER PRIMARY KEY,
+  id               INTEGER PRIMARY KEY AUTOINCREMENT,
   realm_id         INTEGER NOT NULL REFERENCES realm(id),
   owner_id         INTEGER NOT NULL REFERENCES user(id),
   path_id          TEXT NOT NULL UNIQUE,
@@ -607,7 +611,7 @@ CREATE TABLE tus_upload (
 -- Mobile push. client_device hands out device_id; push_device holds the E2EE registration
 -- (push_key = 0x31 || 32-byte secretbox key). legacy_push_token is the pre-E2EE registration.
 CREATE TABLE client_device (
-  id       INTEGER PRIMARY KEY,
+  id       INTEGER PRIMARY KEY AUTOINCREMENT,
   user_id  INTEGER NOT NULL REFERENCES user(id),
   created  INTEGER NOT NULL
 );
@@ -638,7 +642,7 @@ CREATE UNIQUE INDEX legacy_push_token_user ON legacy_push_token(user_id, kind, t
 -- Invitations (single-address and multi-use links) and what an accepted one grants.
 -- status: 0 pending, 1 used, 2 revoked. expires NULL: never.
 CREATE TABLE invitation (
-  id                                   INTEGER PRIMARY KEY,
+  id                                   INTEGER PRIMARY KEY AUTOINCREMENT,
   realm_id                             INTEGER NOT NULL REFERENCES realm(id),
   email                                TEXT,                     -- NULL for multi-use links
   referrer_id                          INTEGER NOT NULL REFERENCES user(id),
@@ -671,7 +675,7 @@ CREATE TABLE email_change (
 
 -- Scheduled messages (send later) and their delivery state.
 CREATE TABLE scheduled_message (
-  id                            INTEGER PRIMARY KEY,
+  id                            INTEGER PRIMARY KEY AUTOINCREMENT,
   realm_id                      INTEGER NOT NULL REFERENCES realm(id),
   sender_id                     INTEGER NOT NULL REFERENCES user(id),
   type                          TEXT NOT NULL,            -- stream or private
@@ -698,7 +702,7 @@ CREATE INDEX scheduled_message_sender ON scheduled_message(sender_id);
 
 -- Synchronised drafts. type: '' (none), stream, private.
 CREATE TABLE draft (
-  id         INTEGER PRIMARY KEY,
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
   user_id    INTEGER NOT NULL REFERENCES user(id),
   type       TEXT NOT NULL DEFAULT '',
   "to"       TEXT NOT NULL DEFAULT '[]',   -- JSON array of ids

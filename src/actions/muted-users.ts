@@ -21,7 +21,7 @@ export function listMutedUsers(app: App, userId: number): { id: number; timestam
 
 /** Zulip's access_user_by_id_including_cross_realm with bots and deactivated users allowed. */
 function accessMuteTarget(app: App, user: UserRow, targetId: number): UserRow {
-  const target = accessUserById(app.db, user, targetId, { allowBots: true, allowDeactivated: true });
+  const target = accessUserById(app.db, user, targetId, { allowBots: true, allowDeactivated: true, includeCrossRealm: true });
   const access = accessibleUsers(app.db, user);
   if (access && !access.has(target.id)) throw errors.insufficientPermission();
   return target;

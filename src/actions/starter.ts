@@ -26,7 +26,8 @@ export function doCreateStarterChannel(app: App, owner: UserRow): number {
     });
     doSubscribe(app, owner, { streams: [{ name: channel.name }], principals: [owner], authorizationErrorsFatal: true, channelSpec: {} });
     doSetDefaultStream(app, owner, channel.id, true);
-    doSendMessage(app, welcomeBot(app, owner.realm_id), { to: { kind: 'channel', streamId: channel.id, topic: 'welcome' }, content: GREETING });
+    // system: Welcome Bot is in none of the organization's groups (a cross-realm bot in Zulip).
+    doSendMessage(app, welcomeBot(app, owner.realm_id), { to: { kind: 'channel', streamId: channel.id, topic: 'welcome' }, content: GREETING, system: true });
     return channel.id;
   });
 }

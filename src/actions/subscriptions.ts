@@ -18,7 +18,7 @@ import {
   subscriberIds,
   type StreamRow,
 } from '../lib/streams';
-import { findUserByEmail, findUserById, isAdmin, isGuest, type UserRow } from '../lib/users';
+import { findUserByEmail, findUserById, isAdmin, isGuest, isSystemBot, type UserRow } from '../lib/users';
 import { checkCreateChannel, checkStreamName, doCreateChannel, streamDeleteEvent, type ChannelSpec } from './streams';
 import { activeUserIds } from './users';
 import { MAX_BULK_NEW_SUBSCRIPTION_MESSAGES, sendNewChannelMessages, sendSubscribedYouMessages } from './channel-notices';
@@ -37,7 +37,8 @@ export function resolvePrincipals(app: App, actor: UserRow, principals: (string 
   const out = new Map<number, UserRow>();
   for (const p of new Set(principals)) {
     const u = typeof p === 'number' ? findUserById(app.db, actor.realm_id, p) : findUserByEmail(app.db, actor.realm_id, p);
-    if (!u || !u.is_active) throw errors.noSuchUser();
+    // The system bots are in no organization (Zulip's cross-realm bots): they subscribe to nothing.
+    if (!u || !u.is_active || isSystemBot(u)) throw errors.noSuchUser();
     if (!out.has(u.id)) out.set(u.id, u);
   }
   return [...out.values()];

@@ -50,6 +50,7 @@ export function systemBot(app: App, realmId: number, kind: SystemBotKind): UserR
     botType: BOT_TYPE.GENERIC,
     botOwnerId: null,
     acting: null,
+    systemBot: true,
   });
   return findUserById(app.db, realmId, created.userId) as UserRow;
 }

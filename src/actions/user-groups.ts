@@ -22,7 +22,7 @@ import {
   type GroupSetting,
   type UserGroupRow,
 } from '../lib/user-groups';
-import { isBot, isGuest, type UserRow } from '../lib/users';
+import { isBot, isGuest, NOT_SYSTEM_BOT_SQL, type UserRow } from '../lib/users';
 import { activeUserIds } from './users';
 
 export type SettingChange = { new: GroupSettingValue; old?: GroupSettingValue } | GroupSettingValue;
@@ -78,7 +78,8 @@ export function accessGroupForUpdate(
 
 function userIdsToUsers(app: App, realmId: number, ids: number[]): number[] {
   for (const id of ids) {
-    const u = stmt(app.db, 'SELECT is_active FROM user WHERE realm_id = ? AND id = ?').get(realmId, id) as { is_active: number } | undefined;
+    // Not the system bots: in Zulip they are cross-realm, members of none of the organization's groups.
+    const u = stmt(app.db, `SELECT is_active FROM user u WHERE realm_id = ? AND id = ? AND ${NOT_SYSTEM_BOT_SQL}`).get(realmId, id) as { is_active: number } | undefined;
     if (!u || !u.is_active) throw errors.badRequest('Invalid user ID: {user_id}', { user_id: id });
   }
   return [...new Set(ids)];

@@ -38,6 +38,11 @@ export interface NewUser {
   acting: UserRow | null;
   /** API-created and imported accounts: date_joined moves to the first login. */
   firstLoginPending?: boolean;
+  /**
+   * A system bot (actions/system-bots.ts): Zulip's cross-realm bots belong to no organization, so no
+   * realm_user event announces it and it joins none of the organization's groups.
+   */
+  systemBot?: boolean;
 }
 
 export interface CreatedUser {
@@ -107,8 +112,10 @@ export function doCreateUser(app: App, spec: NewUser): CreatedUser {
       row = { ...row, email: apiEmail };
     }
     // As Zulip's do_create_user: realm_user add, then the system groups' add_members.
-    announceUserCreated(app, row);
-    syncSystemGroupsForRole(app, row, null, spec.role);
+    if (!spec.systemBot) {
+      announceUserCreated(app, row);
+      syncSystemGroupsForRole(app, row, null, spec.role);
+    }
     return { userId, email: spec.email, apiKey };
   });
 }

@@ -29,7 +29,20 @@ import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
 import { presencesForUser } from '../lib/presence';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { REALM_EXTRA_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES } from '../lib/realm-settings';
-import { avatarUrl, formatUser, isAdmin, isBot, isGuest, isOwner, isoTime, NOT_SYSTEM_BOT_SQL, type UserRow } from '../lib/users';
+import {
+  avatarUrl,
+  formatCrossRealmBot,
+  formatUser,
+  isAdmin,
+  isBot,
+  isGuest,
+  isOwner,
+  isoTime,
+  listSystemBots,
+  listUsers,
+  NOT_SYSTEM_BOT_SQL,
+  type UserRow,
+} from '../lib/users';
 import { ROLE } from '../lib/roles';
 import { fakeEmailDomain } from '../lib/user-emails';
 import { formatField, listFields } from '../lib/profile-fields';
@@ -589,7 +602,8 @@ function mediumAvatarUrl(u: UserRow): string {
 
 registerStateProvider('realm_user', (app, user, opts) => {
   const db = app.db;
-  const rows = stmt(db, 'SELECT * FROM user WHERE realm_id = ? ORDER BY id').all(user.realm_id) as UserRow[];
+  // The system bots are not the organization's: Zulip lists them apart, as cross_realm_bots.
+  const rows = listUsers(db, user.realm_id);
   const profiles = profileDataByUser(db, user.realm_id);
   const active: Record<string, unknown>[] = [];
   const inactive: Record<string, unknown>[] = [];
@@ -622,7 +636,7 @@ registerStateProvider('realm_user', (app, user, opts) => {
   return {
     realm_users: active,
     realm_non_active_users: inactive,
-    cross_realm_bots: [],
+    cross_realm_bots: listSystemBots(db, user.realm_id).map(formatCrossRealmBot),
     avatar_source: user.avatar_source,
     avatar_url_medium: mediumAvatarUrl(user),
     avatar_url: avatarUrl(user),

@@ -13,10 +13,13 @@ import { errors } from '../http/errors';
 import { groupMemberSet, isUserInGroup } from './groups';
 import { getRealmById } from './realm';
 import { fakeEmailDomain } from './user-emails';
-import type { UserRow } from './users';
+import { isSystemBot, type UserRow } from './users';
 
 /** Ids of the users `viewer` may access, or null for everyone. */
 export function accessibleUsers(db: Db, viewer: UserRow): Set<number> | null {
+  // The system bots are in none of the organization's groups (cross-realm bots in Zulip, where only
+  // guests are ever limited): they see everyone.
+  if (isSystemBot(viewer)) return null;
   const groupId = getRealmById(db, viewer.realm_id)?.can_access_all_users_group as number | null | undefined;
   if (groupId === null || groupId === undefined || isUserInGroup(db, viewer.id, groupId)) return null;
   const rows = stmt(

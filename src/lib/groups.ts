@@ -6,6 +6,7 @@ import { stmt } from '../db/stmt';
 import { watchedCache } from '../db/watch';
 import { errors } from '../http/errors';
 import { zInt } from '../http/params';
+import { NOT_SYSTEM_BOT_SQL } from './users';
 
 /** A group-setting value as the API takes and shows it. */
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
@@ -120,7 +121,8 @@ export function storeGroupSetting(
   if (members.length === 0 && subgroups.length === 1) return checkGroup(subgroups[0]);
   for (const id of subgroups) checkGroup(id);
   for (const id of members) {
-    const u = stmt(db, 'SELECT is_active FROM user WHERE realm_id = ? AND id = ?').get(realmId, id) as { is_active: number } | undefined;
+    // Not the system bots (cross-realm in Zulip, outside the organization's groups).
+    const u = stmt(db, `SELECT is_active FROM user u WHERE realm_id = ? AND id = ? AND ${NOT_SYSTEM_BOT_SQL}`).get(realmId, id) as { is_active: number } | undefined;
     if (!u) throw errors.badRequest('Invalid user ID: {id}', { id });
   }
   if (members.length === 0 && subgroups.length === 0) {

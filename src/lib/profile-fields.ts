@@ -5,6 +5,7 @@ import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
 import * as v from 'valibot';
 import { codePoints, zInt } from '../http/params';
+import { NOT_SYSTEM_BOT_SQL } from './users';
 
 export const FIELD_TYPE = {
   SHORT_TEXT: 1,
@@ -91,7 +92,7 @@ export function checkFieldValue(db: Db, realmId: number, f: ProfileFieldRow, val
     const ids: number[] = [];
     for (const [i, id] of value.entries()) {
       if (typeof id !== 'number' || !Number.isInteger(id)) throw errors.badRequest('{var_name}[{i}] is not an integer', { var_name: name, i });
-      const u = stmt(db, 'SELECT is_active FROM user WHERE realm_id = ? AND id = ?').get(realmId, id) as { is_active: number } | undefined;
+      const u = stmt(db, `SELECT is_active FROM user u WHERE realm_id = ? AND id = ? AND ${NOT_SYSTEM_BOT_SQL}`).get(realmId, id) as { is_active: number } | undefined;
       if (!u || !u.is_active) throw errors.badRequest('Invalid user ID: {user_id}', { user_id: id });
       if (!ids.includes(id)) ids.push(id);
     }

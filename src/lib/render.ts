@@ -8,7 +8,7 @@ import { realmEmojiLookup } from './realm-emoji';
 import { topicKey } from './narrow';
 import { canAccessStreamContent, findStreamById } from './streams';
 import { firstReceivedInTopic, firstTopicMessage } from './user-messages';
-import type { UserRow } from './users';
+import { NOT_SYSTEM_BOT_SQL, type UserRow } from './users';
 
 /**
  * The first message of a topic that `sender` can read, for #**channel>topic** permalinks (Zulip's
@@ -47,12 +47,14 @@ export function renderContext(app: App, realmId: number, sender?: UserRow): Rend
   return {
     userByName: (name) =>
       mayMention(
-        stmt(db, 'SELECT id, full_name FROM user WHERE realm_id = ? AND full_name = ? COLLATE NOCASE AND is_active = 1 ORDER BY id LIMIT 1').get(
+        stmt(db, `SELECT id, full_name FROM user u WHERE realm_id = ? AND full_name = ? COLLATE NOCASE AND is_active = 1 AND ${NOT_SYSTEM_BOT_SQL} ORDER BY id LIMIT 1`).get(
           realmId,
           name,
         ) as { id: number; full_name: string } | undefined,
       ),
-    userById: (id) => mayMention(stmt(db, 'SELECT id, full_name FROM user WHERE realm_id = ? AND id = ?').get(realmId, id) as { id: number; full_name: string } | undefined),
+    // The system bots are not the organization's (cross-realm in Zulip): mentioning them mentions nobody.
+    userById: (id) =>
+      mayMention(stmt(db, `SELECT id, full_name FROM user u WHERE realm_id = ? AND id = ? AND ${NOT_SYSTEM_BOT_SQL}`).get(realmId, id) as { id: number; full_name: string } | undefined),
     groupByName: (name) =>
       (stmt(db, 'SELECT id, name FROM user_group WHERE realm_id = ? AND name = ? AND named = 1 AND deactivated = 0').get(realmId, name) as
         | { id: number; name: string }

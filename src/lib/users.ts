@@ -57,9 +57,17 @@ export function findUserById(db: Db, realmId: number, id: number): UserRow | nul
   return (stmt(db, 'SELECT * FROM user WHERE realm_id = ? AND id = ?').get(realmId, id) as UserRow | undefined) ?? null;
 }
 
-/** Every user of the realm in id order. */
+/**
+ * Every user of the realm in id order (GET /users, /register's realm_users): not the system bots,
+ * which in Zulip are cross-realm bots, members of no organization (/register's cross_realm_bots).
+ */
 export function listUsers(db: Db, realmId: number): UserRow[] {
-  return stmt(db, 'SELECT * FROM user WHERE realm_id = ? ORDER BY id').all(realmId) as UserRow[];
+  return stmt(db, `SELECT * FROM user u WHERE realm_id = ? AND ${NOT_SYSTEM_BOT_SQL} ORDER BY id`).all(realmId) as UserRow[];
+}
+
+/** The realm's system bots (cross-realm bots in Zulip) by name, as get_cross_realm_dicts orders them. */
+export function listSystemBots(db: Db, realmId: number): UserRow[] {
+  return stmt(db, `SELECT * FROM user u WHERE realm_id = ? AND NOT ${NOT_SYSTEM_BOT_SQL} ORDER BY full_name, id`).all(realmId) as UserRow[];
 }
 
 /** Active owners of the realm (to protect the last one). */
@@ -138,13 +146,14 @@ export function accessUserById(
   db: Db,
   actor: UserRow,
   targetId: number,
-  opts: { allowDeactivated?: boolean; allowBots?: boolean; forAdmin?: boolean } = {},
+  opts: { allowDeactivated?: boolean; allowBots?: boolean; forAdmin?: boolean; includeCrossRealm?: boolean } = {},
 ): UserRow {
   const target = findUserById(db, actor.realm_id, targetId);
   if (!target) throw errors.noSuchUser();
   if (isBot(target) && !opts.allowBots) throw errors.noSuchUser();
-  // zulip-compat: system bots are cross-realm in Zulip, so its access_user_by_id cannot find them.
-  if (opts.forAdmin && isSystemBot(target)) throw errors.noSuchUser();
+  // zulip-compat: system bots are cross-realm in Zulip, so its access_user_by_id cannot find them;
+  // only access_user_by_id_including_cross_realm (includeCrossRealm: muting) can, never for administration.
+  if (isSystemBot(target) && (opts.forAdmin || !opts.includeCrossRealm)) throw errors.noSuchUser();
   if (!target.is_active && !opts.allowDeactivated) throw errors.badRequest('User is deactivated');
   if (opts.forAdmin && !canAdminUser(actor, target)) throw errors.insufficientPermission();
   if (!opts.forAdmin && !canAccessUser(db, actor, target)) throw errors.insufficientPermission();
@@ -160,7 +169,7 @@ export function accessUserByEmail(
   app: App,
   actor: UserRow,
   email: string,
-  opts: { allowDeactivated?: boolean; allowBots?: boolean; forAdmin?: boolean } = {},
+  opts: { allowDeactivated?: boolean; allowBots?: boolean; forAdmin?: boolean; includeCrossRealm?: boolean } = {},
 ): UserRow {
   const id = placeholderUserId(app, email);
   if (id !== null) return accessUserById(app.db, actor, id, opts);
@@ -233,6 +242,15 @@ export function formatUser(
     out.profile_data = opts.profileData;
   }
   return out;
+}
+
+/**
+ * A system bot as /register's cross_realm_bots lists it (Zulip's get_cross_realm_dicts): the user
+ * object as the bot itself sees it (its address shown, the avatar URL always given), with no owner
+ * and is_system_bot.
+ */
+export function formatCrossRealmBot(u: UserRow): Record<string, unknown> {
+  return { ...formatUser(u, u), bot_owner_id: null, is_system_bot: true };
 }
 
 /** The custom profile field values of a user, keyed by field id, as the API shows them. */

@@ -1,6 +1,7 @@
 // Schema migrations: a database made by an older Parley opens in this one with its rows intact and
 // with exactly the schema a new database gets from schema.sql. schema-v1.sql is schema.sql as it was
-// at version 1 (before message ids were AUTOINCREMENT and per-user rows could be implied).
+// at version 1 (before message ids were AUTOINCREMENT and per-user rows could be implied), schema-v6.sql
+// as it was at version 6 (before the other client-visible ids were AUTOINCREMENT).
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -158,6 +159,111 @@ describe('migrations', () => {
     assert.deepEqual(schemaOf(migrated), schemaOf(fresh));
     fresh.close();
     migrated.close();
+  });
+
+  it('version 10 makes client-visible ids AUTOINCREMENT, keeping every row and never reusing a kept id; version 11 takes the system bots out of groups', () => {
+    // A version-6 database (schema-v6.sql: schema.sql before this step) with rows in every rebuilt
+    // table and in the tables whose rows would cascade away with theirs.
+    const file = path.join(dir, 'v6-ids.db');
+    const old = new Database(file);
+    old.exec(fs.readFileSync(path.join(__dirname, 'schema-v6.sql'), 'utf8'));
+    old.pragma('user_version = 6');
+    old.exec(`
+      INSERT INTO realm (id, string_id, name, date_created) VALUES (1, '', 'Old Org', 1700000000), (3, 'other', 'Other Org', 1700000000);
+      INSERT INTO user (id, realm_id, email, delivery_email, full_name, api_key, date_joined, role) VALUES
+        (1, 1, 'a@example.com', 'a@example.com', 'A', 'ka', 1700000000, 100),
+        (2, 1, 'b@example.com', 'b@example.com', 'B', 'kb', 1700000000, 400),
+        (5, 3, 'c@example.com', 'c@example.com', 'C', 'kc', 1700000000, 400);
+      INSERT INTO user_group (id, realm_id, name, is_system_group) VALUES (1, 1, 'role:owners', 1), (4, 1, 'team', 0);
+      INSERT INTO user_group_member (group_id, user_id) VALUES (1, 1), (4, 1), (4, 2);
+      INSERT INTO channel_folder (id, realm_id, name, date_created) VALUES (1, 1, 'Work', 1), (2, 1, 'Play', 1);
+      INSERT INTO stream (id, realm_id, name, date_created, folder_id) VALUES (1, 1, 'one', 1, 1), (6, 1, 'six', 1, NULL);
+      INSERT INTO subscription (user_id, stream_id) VALUES (1, 1), (2, 1), (2, 6);
+      INSERT INTO direct_group (id, realm_id, member_key) VALUES (1, 1, '1,2'), (2, 1, '1');
+      INSERT INTO direct_group_member (group_id, user_id) VALUES (1, 1), (1, 2), (2, 1);
+      INSERT INTO message (id, realm_id, sender_id, stream_id, topic, topic_key, content, rendered_content, date_sent)
+        VALUES (1, 1, 1, 1, 'T', 't', 'hello', '<p>hello</p>', 1);
+      INSERT INTO message (id, realm_id, sender_id, direct_group_id, content, rendered_content, date_sent) VALUES (2, 1, 2, 1, 'psst', '<p>psst</p>', 2);
+      INSERT INTO usermessage (user_id, message_id, flags) VALUES (1, 1, 1), (1, 2, 512), (2, 2, 513);
+      INSERT INTO reaction (message_id, user_id, emoji_name, emoji_code) VALUES (1, 2, 'smile', '1f604');
+      INSERT INTO linkifier (id, realm_id, pattern, url_template) VALUES (1, 1, '#(?P<id>[0-9]+)', 'https://t/{id}'), (7, 1, 'PR(?P<id>[0-9]+)', 'https://p/{id}');
+      INSERT INTO realm_emoji (id, realm_id, name, author_id, file_name) VALUES (1, 1, 'parrot', 1, '1.png'), (2, 1, 'cat', 2, '2.png');
+      INSERT INTO custom_profile_field (id, realm_id, name, field_type) VALUES (1, 1, 'Phone', 1), (3, 1, 'Bio', 2);
+      INSERT INTO custom_profile_field_value (user_id, field_id, value) VALUES (1, 1, '123'), (2, 3, 'hi');
+      INSERT INTO attachment (id, realm_id, owner_id, path_id, file_name, size, create_time) VALUES (1, 1, 1, '1/ab/f.txt', 'f.txt', 3, 1), (4, 1, 2, '1/cd/g.txt', 'g.txt', 3, 1);
+      INSERT INTO attachment_message (attachment_id, message_id) VALUES (1, 1), (4, 2);
+      INSERT INTO client_device (id, user_id, created) VALUES (1, 1, 1), (2, 2, 1);
+      INSERT INTO push_device (device_id, user_id, updated) VALUES (2, 2, 1);
+      INSERT INTO invitation (id, realm_id, email, referrer_id, confirmation_key, created) VALUES (1, 1, 'x@example.com', 1, 'key1', 1);
+      INSERT INTO invitation (id, realm_id, email, referrer_id, confirmation_key, created, registration_of) VALUES (2, 1, 'y@example.com', 1, 'key2', 1, 1);
+      INSERT INTO scheduled_message (id, realm_id, sender_id, type, stream_id, topic, content, rendered_content, scheduled_timestamp, created)
+        VALUES (1, 1, 1, 'stream', 1, 'T', 'later', '<p>later</p>', 9999999999, 1), (5, 1, 2, 'stream', 1, 'T', 'later too', '<p>later too</p>', 9999999999, 1);
+      INSERT INTO attachment_scheduled_message (attachment_id, scheduled_message_id) VALUES (4, 5);
+      INSERT INTO draft (id, user_id, content, timestamp) VALUES (1, 1, 'one', 1), (2, 1, 'two', 2), (8, 2, 'eight', 3);
+    `);
+    const rebuilt = ['realm', 'user', 'user_group', 'channel_folder', 'stream', 'direct_group', 'linkifier', 'realm_emoji', 'custom_profile_field', 'attachment', 'client_device', 'invitation', 'scheduled_message', 'draft'];
+    const kept = [
+      ...rebuilt,
+      'user_group_member',
+      'subscription',
+      'direct_group_member',
+      'message',
+      'usermessage',
+      'usermessage_cursor',
+      'reaction',
+      'custom_profile_field_value',
+      'attachment_message',
+      'attachment_scheduled_message',
+      'push_device',
+    ];
+    // The columns each table had at version 6 (later steps may add some: reminders, step 9).
+    const columns = Object.fromEntries(
+      kept.map((table) => [table, (old.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[]).map((c) => `"${c.name}"`).join(', ')]),
+    );
+    const snapshot = (db: Db) => kept.map((table) => rows(db, `SELECT ${columns[table]} FROM ${table} ORDER BY 1, 2`));
+    const before = snapshot(old);
+    // Version 11: Notification Bot (a system bot) leaves the role group it was put in; a member's bot
+    // with a system bot's name (it has an owner) stays.
+    old.exec(`
+      INSERT INTO user (id, realm_id, email, delivery_email, full_name, api_key, date_joined, bot_type, bot_owner_id) VALUES
+        (6, 3, 'notification-bot@example.com', 'notification-bot@example.com', 'Notification Bot', 'kn', 1, 1, NULL),
+        (7, 3, 'welcome-bot@other.example.com', 'welcome-bot@other.example.com', 'Mine', 'kw', 1, 1, 5);
+      INSERT INTO user_group (id, realm_id, name, is_system_group) VALUES (8, 3, 'role:members', 1);
+      INSERT INTO user_group_member (group_id, user_id) VALUES (8, 5), (8, 6), (8, 7);
+    `);
+    old.close();
+
+    const db = openDatabase(file);
+    assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+    assert.equal(db.pragma('foreign_keys', { simple: true }), 1);
+    const fresh = openDatabase(':memory:');
+    assert.deepEqual(schemaOf(db), schemaOf(fresh));
+    fresh.close();
+    // Each rebuilt table's sequence starts at its largest id, so no kept id is handed out again.
+    const maxIds = Object.fromEntries(rebuilt.map((table) => [table, db.prepare(`SELECT max(id) FROM ${table}`).pluck().get()]));
+    assert.deepEqual(Object.fromEntries(db.prepare(`SELECT name, seq FROM sqlite_sequence WHERE name <> 'message'`).all().map((r: any) => [r.name, r.seq])), maxIds);
+    assert.deepEqual(db.prepare('SELECT user_id FROM user_group_member WHERE group_id = 8 ORDER BY user_id').pluck().all(), [5, 7]);
+    db.exec('DELETE FROM user_group_member WHERE group_id = 8; DELETE FROM user_group WHERE id = 8; DELETE FROM user WHERE id IN (6, 7)');
+    // Every row is kept, in the rebuilt tables and in those that refer to them (no cascade).
+    assert.deepEqual(snapshot(db), before);
+    // Deleting the newest row and adding one gives a new id, in the tables the API deletes from.
+    db.prepare('DELETE FROM draft WHERE id = 8').run();
+    assert.equal(db.prepare("INSERT INTO draft (user_id, content, timestamp) VALUES (2, 'nine', 4)").run().lastInsertRowid, 9);
+    db.prepare('DELETE FROM linkifier WHERE id = 7').run();
+    assert.equal(db.prepare("INSERT INTO linkifier (realm_id, pattern, url_template) VALUES (1, 'x', 'https://x')").run().lastInsertRowid, 8);
+    db.prepare('DELETE FROM custom_profile_field_value WHERE field_id = 3').run();
+    db.prepare('DELETE FROM custom_profile_field WHERE id = 3').run();
+    assert.equal(db.prepare("INSERT INTO custom_profile_field (realm_id, name, field_type) VALUES (1, 'Other', 1)").run().lastInsertRowid, 4);
+    // The usermessage view and triggers set aside during the rebuild of user work again.
+    // (deactivating user 2 moves their cursor, which writes their implied row for message 1).
+    assert.deepEqual(db.prepare('SELECT message_id FROM usermessage_pending WHERE user_id = 2').pluck().all(), [1]);
+    db.prepare('UPDATE user SET is_active = 0 WHERE id = 2').run();
+    assert.deepEqual(db.prepare('SELECT message_id, flags FROM usermessage WHERE user_id = 2 ORDER BY message_id').all(), [
+      { message_id: 1, flags: 0 },
+      { message_id: 2, flags: 513 },
+    ]);
+    assert.deepEqual(db.pragma('foreign_key_check'), []);
+    db.close();
   });
 
   it('schemaStatement finds whole statements, triggers up to their END', () => {
