@@ -9,6 +9,7 @@ import { nowSeconds } from '../lib/clock';
 import { findMessage } from '../lib/messages';
 import { FLAG } from '../lib/narrow';
 import { findStreamById } from '../lib/streams';
+import { deviceInfo, type DeviceRow } from '../lib/devices';
 import { findUserById, isBot, type UserRow } from '../lib/users';
 import { encryptForDevice, isBase64, parsePushKey } from '../push/crypto';
 import { messagePayload, testPayload, type PushTrigger } from '../push/payload';
@@ -29,12 +30,29 @@ export const tokenIdOf = (token: string) => crypto.createHash('sha256').update(t
 
 // ---- devices and E2EE registrations ------------------------------------------------------------------
 
-/** POST /register_client_device: a new device id for the caller. */
+/** POST /register_client_device: a new device id for the caller, announced to their other clients. */
 export function doRegisterClientDevice(app: App, user: UserRow): number {
   checkHuman(user);
-  return app.batch.write(() =>
-    Number(stmt(app.db, 'INSERT INTO client_device (user_id, created) VALUES (?, ?)').run(user.id, nowSeconds(app.clock)).lastInsertRowid),
-  );
+  return app.batch.write(() => {
+    const id = Number(stmt(app.db, 'INSERT INTO client_device (user_id, created) VALUES (?, ?)').run(user.id, nowSeconds(app.clock)).lastInsertRowid);
+    app.batch.onCommit(() => app.events.send({ type: 'device', op: 'add', device_id: id }, [user.id]));
+    return id;
+  });
+}
+
+/**
+ * POST /remove_client_device (Zulip's do_remove_device, FL 470; the app calls it at logout): the
+ * device and its E2EE registration go. As in Zulip, any user (bots too) may remove a device of their
+ * own; another user's device is as unknown as one that never existed.
+ */
+export function doRemoveClientDevice(app: App, user: UserRow, deviceId: number): void {
+  app.batch.write(() => {
+    const gone = stmt(app.db, 'DELETE FROM client_device WHERE id = ? AND user_id = ?').run(deviceId, user.id);
+    if (gone.changes === 0) throw errors.badRequest('Invalid `device_id`');
+    // The foreign key's cascade removes it too; said here so that the row goes even with foreign keys off.
+    stmt(app.db, 'DELETE FROM push_device WHERE device_id = ?').run(deviceId);
+    app.batch.onCommit(() => app.events.send({ type: 'device', op: 'remove', device_id: deviceId }, [user.id]));
+  });
 }
 
 export interface PushRegistration {
@@ -96,17 +114,30 @@ export function doRegisterPushDevice(app: App, user: UserRow, r: PushRegistratio
       stmt(
         app.db,
         `INSERT INTO push_device (device_id, user_id, push_key_id, push_key, token_kind, token_id, bouncer_public_key,
-           encrypted_push_registration, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(r.deviceId, user.id, r.pushKeyId, key, r.tokenKind, r.tokenId, r.bouncerPublicKey, r.encryptedPushRegistration, now);
+           encrypted_push_registration, updated, token_updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(r.deviceId, user.id, r.pushKeyId, key, r.tokenKind, r.tokenId, r.bouncerPublicKey, r.encryptedPushRegistration, now, now);
     } else {
       if (allKey) stmt(app.db, 'UPDATE push_device SET push_key_id = ?, push_key = ?, updated = ? WHERE device_id = ?').run(r.pushKeyId, key, now, r.deviceId);
       if (allToken) {
         stmt(
           app.db,
-          'UPDATE push_device SET token_kind = ?, token_id = ?, bouncer_public_key = ?, encrypted_push_registration = ?, updated = ? WHERE device_id = ?',
-        ).run(r.tokenKind, r.tokenId, r.bouncerPublicKey, r.encryptedPushRegistration, now, r.deviceId);
+          `UPDATE push_device SET token_kind = ?, token_id = ?, bouncer_public_key = ?, encrypted_push_registration = ?, updated = ?,
+             token_updated = CASE WHEN token_id IS ? THEN token_updated ELSE ? END WHERE device_id = ?`,
+        ).run(r.tokenKind, r.tokenId, r.bouncerPublicKey, r.encryptedPushRegistration, now, r.tokenId, now, r.deviceId);
       }
     }
+    // Zulip's device update event names only what changed: the key, and the token's registration.
+    const row = stmt(app.db, 'SELECT device_id AS id, push_key_id, token_id, token_updated FROM push_device WHERE device_id = ?').get(r.deviceId) as DeviceRow;
+    const info = deviceInfo(row);
+    const update: Record<string, unknown> = { type: 'device', op: 'update', device_id: r.deviceId };
+    if (allKey) update.push_key_id = info.push_key_id;
+    if (allToken) {
+      update.push_token_id = info.push_token_id;
+      update.pending_push_token_id = info.pending_push_token_id;
+      update.push_token_last_updated_timestamp = info.push_token_last_updated_timestamp;
+      update.push_registration_error_code = info.push_registration_error_code;
+    }
+    app.batch.onCommit(() => app.events.send(update as { type: string }, [user.id]));
     if (allToken) {
       // zulip-compat (FL 483): the device moved to E2EE; its legacy token registration goes.
       const legacy = stmt(app.db, 'SELECT id, token FROM legacy_push_token WHERE user_id = ?').all(user.id) as { id: number; token: string }[];
@@ -207,6 +238,26 @@ export async function doSendTestNotification(app: App, user: UserRow, token: str
     throw errors.badRequest('Error from the push notification service.');
   }
   if (e2ee.length > 0) pushQueue(app).enqueue('/api/v1/remotes/push/e2ee/notify', { push_requests: await encryptAll(e2ee, payload) });
+}
+
+/**
+ * POST /mobile_push/e2ee/test_notification (FL 420; `device_id` since FL 468): a test notification to
+ * the device `deviceId`, or to every device of the user with a registered token. A device without
+ * a token registration (or not the user's) counts as none: NO_ACTIVE_PUSH_DEVICE.
+ */
+export async function doSendE2eeTestNotification(app: App, user: UserRow, deviceId: number | null): Promise<void> {
+  checkHuman(user);
+  const devices = (
+    deviceId === null
+      ? stmt(app.db, 'SELECT * FROM push_device WHERE user_id = ? AND push_key IS NOT NULL AND token_id IS NOT NULL ORDER BY device_id').all(user.id)
+      : stmt(app.db, 'SELECT * FROM push_device WHERE user_id = ? AND device_id = ? AND push_key IS NOT NULL AND token_id IS NOT NULL').all(user.id, deviceId)
+  ) as PushDeviceRow[];
+  if (devices.length === 0) throw errors.noActivePushDevice();
+  // Registrations exist only while a push service is configured; one removed from the configuration
+  // since has nowhere to deliver.
+  if (!app.config.pushService) throw errors.pushServiceNotConfigured();
+  const payload = testPayload(app, user, nowSeconds(app.clock));
+  pushQueue(app).enqueue('/api/v1/remotes/push/e2ee/notify', { push_requests: await encryptAll(devices, payload) });
 }
 
 async function encryptAll(devices: PushDeviceRow[], payload: Record<string, unknown>): Promise<Record<string, unknown>[]> {

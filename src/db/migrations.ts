@@ -90,6 +90,13 @@ const STEPS: ((db: Db) => void)[] = [
   (db) => {
     rebuildTable(db, 'invitation', ['invitation_realm_status']);
   },
+  // 7: device ids are never reused (AUTOINCREMENT), and an E2EE registration remembers when its
+  // token last changed (the devices of POST /register; before, only the last change of anything).
+  (db) => {
+    rebuildTable(db, 'client_device', []);
+    rebuildTable(db, 'push_device', ['push_device_user']);
+    db.exec('UPDATE push_device SET token_updated = updated WHERE token_id IS NOT NULL');
+  },
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'PERMISSION_DENIED'
   | 'PUSH_SERVICE_NOT_CONFIGURED'
   | 'INVALID_PUSH_DEVICE_TOKEN'
+  | 'NO_ACTIVE_PUSH_DEVICE'
   | 'INVALID_REMOTE_PUSH_DEVICE_TOKEN'
   | 'BAD_NARROW'
   | 'BAD_EVENT_QUEUE_ID'
@@ -174,6 +175,7 @@ export const errors = {
   pushServiceNotConfigured: () =>
     new JsonableError('Server is not configured to use push notification service.', { code: 'PUSH_SERVICE_NOT_CONFIGURED' }),
   invalidPushDeviceToken: () => new JsonableError('Device not recognized', { code: 'INVALID_PUSH_DEVICE_TOKEN' }),
+  noActivePushDevice: () => new JsonableError('No active registered push device', { code: 'NO_ACTIVE_PUSH_DEVICE' }),
   invalidRemotePushDeviceToken: () =>
     new JsonableError('Device not recognized by the push bouncer', { code: 'INVALID_REMOTE_PUSH_DEVICE_TOKEN' }),
 };
