@@ -46,6 +46,13 @@ export const DEFAULT_LIMITS: RegistryLimits = { maxQueuesPerUser: 50, maxBacklog
 /** Longest lifespan a client may ask for (queue_lifespan_secs), as in Zulip: 7 days. */
 export const MAX_QUEUE_LIFESPAN_SECONDS = 7 * 24 * 3600;
 
+/**
+ * Zulip's named idle timeouts for POST /register's idle_queue_timeout (FL 481): "mobile" is
+ * MOBILE_EVENT_QUEUE_TIMEOUT_SECS, 12 hours, so a phone's queue outlives the app's time in the
+ * background (the server default is 10 minutes).
+ */
+export const NAMED_QUEUE_TIMEOUTS: Readonly<Record<string, number>> = { mobile: 12 * 3600 };
+
 /** What a client asks for when it registers a queue (POST /register, or GET /events without queue_id). */
 export interface NewQueueRequest {
   eventTypes: readonly string[] | undefined;
@@ -169,7 +176,7 @@ export class QueueRegistry {
       if (!victim) throw errors.badRequest('Could not allocate event queue');
       this.remove(victim);
     }
-    const lifespan = Math.min(spec.lifespanSeconds > 0 ? spec.lifespanSeconds : this.deps.config.queueLifespanSeconds, MAX_QUEUE_LIFESPAN_SECONDS);
+    const lifespan = this.lifespanFor(spec.lifespanSeconds);
     const queue = new EventQueue(crypto.randomUUID(), { ...spec, lifespanSeconds: lifespan }, this.deps.clock.nowMs());
     this.queues.set(queue.id, queue);
     let set = this.byUser.get(spec.userId);
@@ -181,6 +188,11 @@ export class QueueRegistry {
       obs.add(queue);
     }
     return queue;
+  }
+
+  /** The idle lifespan a queue gets for a requested one (0: the server's default), capped at 7 days. */
+  lifespanFor(requestedSeconds: number): number {
+    return Math.min(requestedSeconds > 0 ? requestedSeconds : this.deps.config.queueLifespanSeconds, MAX_QUEUE_LIFESPAN_SECONDS);
   }
 
   /** The queue `queueId` of `userId`; BAD_EVENT_QUEUE_ID for an unknown, expired or foreign one. */
