@@ -34,6 +34,7 @@ const capabilitiesSchema = v.looseObject(
     archived_channels: v.optional(zBool()),
     empty_topic_name: v.optional(zBool()),
     simplified_presence_events: v.optional(zBool()),
+    individual_emoji_changes: v.optional(zBool()),
   },
   '{var_name} is not a dict',
 );
@@ -155,6 +156,7 @@ export const eventRoutes = [
       archived_channels: p.bool().default(false),
       empty_topic_name: p.bool().default(false),
       simplified_presence_events: p.bool().default(false),
+      individual_emoji_changes: p.bool().default(false),
     },
     handle({ app, user, params, onAbort }) {
       const now = app.clock.nowMs();

@@ -14,6 +14,9 @@
 // - Topics: send "" for the empty topic; clients without `empty_topic_name` see the realm's
 //   empty_topic_display_name (message `subject`, `topic`, `orig_subject`, `topic_name`, and the
 //   `message_details` of update_message_flags/remove/read).
+// - `realm_emoji`: send the per-emoji form (`add` with `emoji`, `update_one` with `emoji_id` and
+//   `data`) with the delivery key `legacy_realm_emoji` (every emoji, keyed by id): clients without
+//   `individual_emoji_changes` get `{op: 'update', realm_emoji: legacy_realm_emoji}` instead.
 // - `realm_user` add may carry `inaccessible_user: true` (dropped for user_list_incomplete clients);
 //   a `user_group` update renaming a deactivated group carries top-level `deactivated: true`.
 //

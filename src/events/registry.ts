@@ -110,7 +110,15 @@ function publicChannelOutsiders(db: Db, realmId: number): ReadonlySet<number> {
 }
 
 /** Keys of bus events that steer delivery and never reach clients (see bus.ts). */
-const INTERNAL_KEYS = ['flags_by_user', 'raw_content', 'public_stream_realm_id', 'sender_queue_id', 'local_message_id', 'sender_email_hidden'] as const;
+const INTERNAL_KEYS = [
+  'flags_by_user',
+  'raw_content',
+  'public_stream_realm_id',
+  'sender_queue_id',
+  'local_message_id',
+  'sender_email_hidden',
+  'legacy_realm_emoji',
+] as const;
 
 export class QueueRegistry {
   private readonly queues = new Map<string, EventQueue>();
@@ -283,6 +291,8 @@ class Adapter {
   /** Whether message events can be built by concatenation (no key of theirs collides with flags / local_message_id). */
   private readonly messageConcat: boolean;
   private emptyTopicNames = new Map<number, string>();
+  /** The legacy realm_emoji/update event, shared by the queues that get it (one serialisation). */
+  private legacyEmoji: WireEvent | null = null;
 
   constructor(
     private readonly db: Db,
@@ -368,6 +378,13 @@ class Adapter {
           return accepts(q, rest) ? [rest] : [];
         }
         return accepts(q, e) ? [e] : [];
+      }
+      case 'realm_emoji': {
+        const all = this.event.legacy_realm_emoji;
+        if (all === undefined || q.capabilities.individual_emoji_changes) return accepts(q, e) ? [e] : [];
+        // zulip-compat: clients without individual_emoji_changes (FL 491) get every emoji after each change.
+        this.legacyEmoji ??= { type: 'realm_emoji', op: 'update', realm_emoji: all };
+        return accepts(q, this.legacyEmoji) ? [this.legacyEmoji] : [];
       }
       case 'user_group': {
         const data = e.data as Record<string, unknown> | undefined;
