@@ -17,6 +17,10 @@
 // - `realm_emoji`: send the per-emoji form (`add` with `emoji`, `update_one` with `emoji_id` and
 //   `data`) with the delivery key `legacy_realm_emoji` (every emoji, keyed by id): clients without
 //   `individual_emoji_changes` get `{op: 'update', realm_emoji: legacy_realm_emoji}` instead.
+// - Archiving a channel: send the `stream` update of `is_archived` (true) AND the `stream` delete with
+//   the delivery key `for_archiving: true`; unarchiving: the update (false) AND the `stream` create
+//   with `for_unarchiving: true`. Clients with `archived_channels` get the update only, the others
+//   the delete / create only.
 // - `realm_user` add may carry `inaccessible_user: true` (dropped for user_list_incomplete clients);
 //   a `user_group` update renaming a deactivated group carries top-level `deactivated: true`.
 //

@@ -118,6 +118,8 @@ const INTERNAL_KEYS = [
   'local_message_id',
   'sender_email_hidden',
   'legacy_realm_emoji',
+  'for_archiving',
+  'for_unarchiving',
 ] as const;
 
 export class QueueRegistry {
@@ -377,6 +379,13 @@ class Adapter {
           if (inaccessible_user && q.capabilities.user_list_incomplete) return [];
           return accepts(q, rest) ? [rest] : [];
         }
+        return accepts(q, e) ? [e] : [];
+      }
+      case 'stream': {
+        // Archiving: clients with archived_channels get the is_archived update, the others the
+        // delete (or, unarchiving, the create) the action marks (bus.ts).
+        if (e.op === 'update' && e.property === 'is_archived' && !q.capabilities.archived_channels) return [];
+        if ((this.event.for_archiving || this.event.for_unarchiving) && q.capabilities.archived_channels) return [];
         return accepts(q, e) ? [e] : [];
       }
       case 'realm_emoji': {
