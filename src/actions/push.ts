@@ -243,7 +243,9 @@ export async function doSendTestNotification(app: App, user: UserRow, token: str
 /**
  * POST /mobile_push/e2ee/test_notification (FL 420; `device_id` since FL 468): a test notification to
  * the device `deviceId`, or to every device of the user with a registered token. A device without
- * a token registration (or not the user's) counts as none: NO_ACTIVE_PUSH_DEVICE.
+ * a token registration (or not the user's) counts as none: NO_ACTIVE_PUSH_DEVICE. As in Zulip, the
+ * request waits for the push service and reports its failure (unreachable, 5xx or 429: 502; other
+ * refusals: 403).
  */
 export async function doSendE2eeTestNotification(app: App, user: UserRow, deviceId: number | null): Promise<void> {
   checkHuman(user);
@@ -257,7 +259,12 @@ export async function doSendE2eeTestNotification(app: App, user: UserRow, device
   // since has nowhere to deliver.
   if (!app.config.pushService) throw errors.pushServiceNotConfigured();
   const payload = testPayload(app, user, nowSeconds(app.clock));
-  pushQueue(app).enqueue('/api/v1/remotes/push/e2ee/notify', { push_requests: await encryptAll(devices, payload) });
+  const r = await postToService(app, '/api/v1/remotes/push/e2ee/notify', { push_requests: await encryptAll(devices, payload) });
+  if (r.ok) return;
+  if (r.status === null) throw errors.pushServiceUnreachable();
+  // A rate-limited request is one to retry later too.
+  if (r.status >= 500 || r.status === 429) throw errors.pushServiceFailed();
+  throw errors.pushServiceRefused();
 }
 
 async function encryptAll(devices: PushDeviceRow[], payload: Record<string, unknown>): Promise<Record<string, unknown>[]> {

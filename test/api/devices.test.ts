@@ -235,6 +235,45 @@ describe('POST /mobile_push/e2ee/test_notification', () => {
     assert.equal((await testNotifications(tokenId('admin-phone-2'), k2.key)).length, 2);
   });
 
+  it('reports the push service’s failures as Zulip does', async () => {
+    const u = t.users.admin; // has registered devices (above)
+    const call = () => t.api(u, 'POST', '/mobile_push/e2ee/test_notification').then((r) => ({ status: r.status, body: r.body }));
+    const retryLater = { status: 502, body: err('Internal server error on Zulip push notification service, retry later.', 'INTERNAL_SERVER_ERROR_ON_BOUNCER') };
+    svc.failNext(1, 503);
+    assert.deepEqual(await call(), retryLater);
+    svc.failNext(1, 429);
+    assert.deepEqual(await call(), retryLater);
+    svc.failNext(1, 401);
+    assert.deepEqual(await call(), {
+      status: 403,
+      body: err('Push notification configuration issue on server, contact the server administrator or retry later.', 'ADMIN_ACTION_REQUIRED'),
+    });
+    assert.deepEqual(await call(), { status: 200, body: SUCCESS });
+  });
+
+  it('reports an unreachable push service', async () => {
+    const gone = await startPushService();
+    await gone.close(); // nothing listens at its address any more
+    const s = await startTestServer({ configure: (c) => (c.pushService = { url: gone.url, token: 'x' }) });
+    try {
+      const u = s.users.hamlet;
+      const d = (await s.api(u, 'POST', '/register_client_device')).body.device_id;
+      s.app.db
+        .prepare(
+          `INSERT INTO push_device (device_id, user_id, push_key_id, push_key, token_kind, token_id, bouncer_public_key, encrypted_push_registration, updated, token_updated)
+           VALUES (?, ?, 1, ?, 'fcm', ?, 'cGs=', 'cmVn', 1, 1)`,
+        )
+        .run(d, u.id, Buffer.concat([Buffer.from([0x31]), crypto.randomBytes(32)]), tokenId('x'));
+      const res = await s.api(u, 'POST', '/mobile_push/e2ee/test_notification');
+      assert.deepEqual(
+        { status: res.status, body: res.body },
+        { status: 502, body: err('Network error while connecting to Zulip push notification service.', 'FAILED_TO_CONNECT_BOUNCER') },
+      );
+    } finally {
+      await s.close();
+    }
+  });
+
   it('knows no device of another user, and refuses bots and bad input', async () => {
     const other = await newDevice(t.users.hamlet);
     await registerPush(t.users.hamlet, other, 'hamlet-phone');
