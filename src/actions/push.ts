@@ -9,12 +9,12 @@ import { nowSeconds } from '../lib/clock';
 import { findMessage } from '../lib/messages';
 import { FLAG } from '../lib/narrow';
 import { findStreamById } from '../lib/streams';
-import { deviceInfo, type DeviceRow } from '../lib/devices';
+import { canonicalTokenId, DEVICE_COLUMNS, deviceInfo, type DeviceRow } from '../lib/devices';
 import { findUserById, isBot, type UserRow } from '../lib/users';
 import { encryptForDevice, isBase64, parsePushKey } from '../push/crypto';
 import { messagePayload, testPayload, type PushTrigger } from '../push/payload';
 import { claimPush } from '../push/remove';
-import { postToService, pushQueue } from '../push/service';
+import { postToService, pushQueue, type PostResult } from '../push/service';
 
 /** Zulip's @human_users_only. */
 function checkHuman(user: UserRow): void {
@@ -122,12 +122,12 @@ export function doRegisterPushDevice(app: App, user: UserRow, r: PushRegistratio
         stmt(
           app.db,
           `UPDATE push_device SET token_kind = ?, token_id = ?, bouncer_public_key = ?, encrypted_push_registration = ?, updated = ?,
-             token_updated = CASE WHEN token_id IS ? THEN token_updated ELSE ? END WHERE device_id = ?`,
+             token_updated = CASE WHEN token_id IS ? THEN token_updated ELSE ? END, registration_error = NULL WHERE device_id = ?`,
         ).run(r.tokenKind, r.tokenId, r.bouncerPublicKey, r.encryptedPushRegistration, now, r.tokenId, now, r.deviceId);
       }
     }
     // Zulip's device update event names only what changed: the key, and the token's registration.
-    const row = stmt(app.db, 'SELECT device_id AS id, push_key_id, token_id, token_updated FROM push_device WHERE device_id = ?').get(r.deviceId) as DeviceRow;
+    const row = stmt(app.db, `SELECT device_id AS id, ${DEVICE_COLUMNS} FROM push_device WHERE device_id = ?`).get(r.deviceId) as DeviceRow;
     const info = deviceInfo(row);
     const update: Record<string, unknown> = { type: 'device', op: 'update', device_id: r.deviceId };
     if (allKey) update.push_key_id = info.push_key_id;
@@ -151,8 +151,40 @@ export function doRegisterPushDevice(app: App, user: UserRow, r: PushRegistratio
         bouncer_public_key: r.bouncerPublicKey,
         encrypted_push_registration: r.encryptedPushRegistration,
       };
-      app.batch.onCommit(() => pushQueue(app).enqueue('/api/v1/remotes/push/e2ee/register', body));
+      const tokenId = r.tokenId as string;
+      app.batch.onCommit(() =>
+        pushQueue(app).enqueue('/api/v1/remotes/push/e2ee/register', body, (result) => settleRegistration(app, user.id, r.deviceId, tokenId, result)),
+      );
     }
+  });
+}
+
+/**
+ * The push service's final answer to a token registration (Zulip's register_push_device_to_bouncer
+ * worker): acknowledged, the token is the device's registered one; refused, the device carries the
+ * service's error code (INVALID_BOUNCER_PUBLIC_KEY, REQUEST_EXPIRED, ...), which tells the app to act.
+ * Either way the user's clients hear it. An answer about a token since replaced changes nothing; one
+ * that never came (the service unreachable through every retry) leaves the token pending.
+ */
+function settleRegistration(app: App, userId: number, deviceId: number, tokenId: string, result: PostResult): void {
+  if (!result.ok && result.retry) return;
+  app.batch.write(() => {
+    const row = stmt(app.db, `SELECT device_id AS id, ${DEVICE_COLUMNS} FROM push_device WHERE device_id = ? AND user_id = ?`).get(deviceId, userId) as
+      | DeviceRow
+      | undefined;
+    if (!row || row.token_id !== tokenId) return;
+    const event: Record<string, unknown> = { type: 'device', op: 'update', device_id: deviceId };
+    if (result.ok) {
+      stmt(app.db, 'UPDATE push_device SET registered_token_id = token_id, registration_error = NULL WHERE device_id = ?').run(deviceId);
+      event.push_token_id = canonicalTokenId(tokenId);
+      event.pending_push_token_id = null;
+    } else {
+      const code = (result.body as { code?: unknown } | null)?.code;
+      const errorCode = typeof code === 'string' && /^[A-Z_]{1,100}$/.test(code) ? code : 'BAD_REQUEST';
+      stmt(app.db, 'UPDATE push_device SET registration_error = ? WHERE device_id = ?').run(errorCode, deviceId);
+      event.push_registration_error_code = errorCode;
+    }
+    app.batch.onCommit(() => app.events.send(event as { type: string }, [userId]));
   });
 }
 

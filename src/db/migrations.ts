@@ -91,11 +91,12 @@ const STEPS: ((db: Db) => void)[] = [
     rebuildTable(db, 'invitation', ['invitation_realm_status']);
   },
   // 7: device ids are never reused (AUTOINCREMENT), and an E2EE registration remembers when its
-  // token last changed (the devices of POST /register; before, only the last change of anything).
+  // token last changed and whether the push service acknowledged it (the devices of POST /register).
+  // Existing registrations count as acknowledged: they were sent to the service long ago.
   (db) => {
     rebuildTable(db, 'client_device', []);
     rebuildTable(db, 'push_device', ['push_device_user']);
-    db.exec('UPDATE push_device SET token_updated = updated WHERE token_id IS NOT NULL');
+    db.exec('UPDATE push_device SET token_updated = updated, registered_token_id = token_id WHERE token_id IS NOT NULL');
   },
 ];
 

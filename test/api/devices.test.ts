@@ -151,16 +151,39 @@ describe('POST /register_client_device and POST /remove_client_device', () => {
   });
 });
 
+/** The queue's events once it holds `n` (the push service answers on a later turn). */
+async function eventsWhen(user: TestUser, queueId: string, n: number): Promise<any[]> {
+  for (let i = 0; i < 500; i++) {
+    const events = await queuedEvents(t, user, queueId);
+    if (events.length >= n) return events;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.fail(`fewer than ${n} events`);
+}
+
 describe('device update events and the devices of /register', () => {
-  it('report the push key and the registered token', async () => {
+  it('report the push key, the token pending, then registered once the push service acknowledges it', async () => {
     const u = t.users.owner;
     const d = await newDevice(u);
     const q = await registerQueue(t, u, ['device']);
     const before = Math.floor(Date.now() / 1000);
-    const { key, pushKeyId } = await registerPush(u, d, 'owner-phone');
-    const devices = (await devicesOf(u)) as Record<string, any>;
-    const stamp = devices[d].push_token_last_updated_timestamp;
+    const { pushKeyId } = await registerPush(u, d, 'owner-phone');
+    const events = await eventsWhen(u, q, 2);
+    const stamp = events[0].push_token_last_updated_timestamp;
     assert.ok(stamp >= before && stamp <= Math.floor(Date.now() / 1000) + 1);
+    assert.deepEqual(events, [
+      {
+        type: 'device',
+        op: 'update',
+        device_id: d,
+        push_key_id: pushKeyId,
+        push_token_id: null,
+        pending_push_token_id: tokenId('owner-phone'),
+        push_token_last_updated_timestamp: stamp,
+        push_registration_error_code: null,
+      },
+      { type: 'device', op: 'update', device_id: d, push_token_id: tokenId('owner-phone'), pending_push_token_id: null },
+    ]);
     const registered = {
       push_key_id: pushKeyId,
       push_token_id: tokenId('owner-phone'),
@@ -168,15 +191,61 @@ describe('device update events and the devices of /register', () => {
       push_token_last_updated_timestamp: stamp,
       push_registration_error_code: null,
     };
-    assert.deepEqual(devices, { [d]: registered });
+    assert.deepEqual(await devicesOf(u), { [d]: registered });
     // A key rotation alone says only the new key id.
     const key2 = Buffer.concat([Buffer.from([0x31]), crypto.randomBytes(32)]);
     assert.deepEqual((await t.api(u, 'POST', '/mobile_push/register', { device_id: d, push_key: key2.toString('base64'), push_key_id: 7 })).body, SUCCESS);
-    assert.deepEqual(await queuedEvents(t, u, q), [
-      { type: 'device', op: 'update', device_id: d, ...registered },
-      { type: 'device', op: 'update', device_id: d, push_key_id: 7 },
-    ]);
-    assert.ok(key.length === 33);
+    assert.deepEqual((await queuedEvents(t, u, q)).slice(2), [{ type: 'device', op: 'update', device_id: d, push_key_id: 7 }]);
+    assert.deepEqual(await devicesOf(u), { [d]: { ...registered, push_key_id: 7 } });
+  });
+
+  it('report the push service’s refusal of a token, until a new registration', async () => {
+    const u = t.users.owner;
+    const d = await newDevice(u);
+    const q = await registerQueue(t, u, ['device']);
+    svc.failNext(1, 400, 'INVALID_BOUNCER_PUBLIC_KEY');
+    const { pushKeyId } = await registerPush(u, d, 'owner-tablet');
+    const events = await eventsWhen(u, q, 2);
+    assert.deepEqual(events[1], { type: 'device', op: 'update', device_id: d, push_registration_error_code: 'INVALID_BOUNCER_PUBLIC_KEY' });
+    const stamp = events[0].push_token_last_updated_timestamp;
+    assert.deepEqual((await devicesOf(u))[d], {
+      push_key_id: pushKeyId,
+      push_token_id: null,
+      pending_push_token_id: tokenId('owner-tablet'),
+      push_token_last_updated_timestamp: stamp,
+      push_registration_error_code: 'INVALID_BOUNCER_PUBLIC_KEY',
+    });
+    // The app registers again (a fresh payload): the error goes, and this time the service takes it.
+    await registerPush(u, d, 'owner-tablet');
+    const later = (await eventsWhen(u, q, 4)).slice(2);
+    assert.equal(later[0].push_registration_error_code, null);
+    assert.equal(later[0].pending_push_token_id, tokenId('owner-tablet'));
+    assert.deepEqual(later[1], { type: 'device', op: 'update', device_id: d, push_token_id: tokenId('owner-tablet'), pending_push_token_id: null });
+    assert.equal(((await devicesOf(u))[d] as any).push_registration_error_code, null);
+  });
+
+  it('an answer about a device since removed, or a token since replaced, changes nothing', async () => {
+    const u = t.users.owner;
+    const d = await newDevice(u);
+    svc.failNext(1, 503); // the first registration waits for a retry
+    await registerPush(u, d, 'owner-old');
+    assert.deepEqual((await t.api(u, 'POST', '/remove_client_device', { device_id: d })).body, SUCCESS);
+    await svc.waitFor((r) => r.path === '/api/v1/remotes/push/e2ee/register' && r.body.device_id === d);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.ok(!(d in (await devicesOf(u))));
+    assert.equal((t.app.db.prepare('SELECT count(*) AS n FROM push_device WHERE device_id = ?').get(d) as { n: number }).n, 0);
+
+    // A token acknowledged late, after the app registered another: the newer one stays.
+    const e = await newDevice(u);
+    svc.failNext(1, 503);
+    const { pushKeyId } = await registerPush(u, e, 'owner-first');
+    await registerPush(u, e, 'owner-second');
+    await svc.waitFor((r) => r.path === '/api/v1/remotes/push/e2ee/register' && r.body.token_id === tokenId('owner-first'));
+    await new Promise((r) => setTimeout(r, 50));
+    const info = (await devicesOf(u))[e] as any;
+    assert.equal(info.push_token_id, tokenId('owner-second'));
+    assert.equal(info.pending_push_token_id, null);
+    assert.notEqual(info.push_key_id, pushKeyId);
   });
 });
 

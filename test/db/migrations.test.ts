@@ -91,10 +91,18 @@ describe('migrations', () => {
     assert.equal(db.prepare('SELECT count(*) FROM usermessage_pending').pluck().get(), 0);
     // enter_sends (version 5) starts at Zulip's default for everyone.
     assert.deepEqual(db.prepare('SELECT enter_sends FROM user ORDER BY id').pluck().all(), [0, 0, 0]);
-    // Devices keep their E2EE registrations (version 7), which learn when their token last changed;
-    // device ids are not reused.
-    assert.deepEqual(db.prepare('SELECT device_id, push_key_id, token_id, updated, token_updated FROM push_device').all(), [
-      { device_id: 2, push_key_id: 7, token_id: 'AAAAAAAAAAA=', updated: 1700000100, token_updated: 1700000100 },
+    // Devices keep their E2EE registrations (version 7), which learn when their token last changed
+    // and count as acknowledged by the push service; device ids are not reused.
+    assert.deepEqual(db.prepare('SELECT device_id, push_key_id, token_id, updated, token_updated, registered_token_id, registration_error FROM push_device').all(), [
+      {
+        device_id: 2,
+        push_key_id: 7,
+        token_id: 'AAAAAAAAAAA=',
+        updated: 1700000100,
+        token_updated: 1700000100,
+        registered_token_id: 'AAAAAAAAAAA=',
+        registration_error: null,
+      },
     ]);
     db.prepare('DELETE FROM client_device WHERE id = 2').run();
     assert.equal(db.prepare('SELECT count(*) FROM push_device').pluck().get(), 0);
