@@ -188,9 +188,16 @@ function settleRegistration(app: App, userId: number, deviceId: number, tokenId:
   });
 }
 
-/** Removes every E2EE push registration of the user (API key regeneration, FL 492). */
+/**
+ * Removes every device of the user, and so every E2EE push registration (API key regeneration,
+ * FL 492: Zulip deletes the Device rows). Runs inside the caller's write; the user's remaining
+ * clients hear each device removed.
+ */
 export function removeUserPushRegistrations(app: App, userId: number): void {
+  const ids = (stmt(app.db, 'SELECT id FROM client_device WHERE user_id = ? ORDER BY id').all(userId) as { id: number }[]).map((r) => r.id);
   stmt(app.db, 'DELETE FROM push_device WHERE user_id = ?').run(userId);
+  stmt(app.db, 'DELETE FROM client_device WHERE user_id = ?').run(userId);
+  if (ids.length > 0) app.batch.onCommit(() => ids.forEach((id) => app.events.send({ type: 'device', op: 'remove', device_id: id }, [userId])));
 }
 
 // ---- legacy tokens ---------------------------------------------------------------------------------

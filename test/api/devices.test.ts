@@ -161,6 +161,34 @@ async function eventsWhen(user: TestUser, queueId: string, n: number): Promise<a
   assert.fail(`fewer than ${n} events`);
 }
 
+describe('POST /users/me/api_key/regenerate', () => {
+  it('removes every device of the user (Zulip FL 492), telling their clients', async () => {
+    const s = await startTestServer({ configure: (c) => (c.pushService = { url: svc.url, token: 'svc-secret' }) });
+    try {
+      const u = s.users.hamlet;
+      const other = (await s.api(s.users.othello, 'POST', '/register_client_device')).body.device_id;
+      const a = (await s.api(u, 'POST', '/register_client_device')).body.device_id;
+      const b = (await s.api(u, 'POST', '/register_client_device')).body.device_id;
+      const q = (await s.api(u, 'POST', '/register', { event_types: ['device'], fetch_event_types: [] })).body.queue_id;
+      const res = await s.api(u, 'POST', '/users/me/api_key/regenerate');
+      assert.equal(res.status, 200, res.text);
+      const fresh = { ...u, apiKey: res.body.api_key };
+      const events = await s.api(fresh, 'GET', '/events', { queue_id: q, last_event_id: -1, dont_block: true });
+      assert.deepEqual(
+        events.body.events.map(({ id, ...e }: any) => e),
+        [
+          { type: 'device', op: 'remove', device_id: a },
+          { type: 'device', op: 'remove', device_id: b },
+        ],
+      );
+      assert.deepEqual((await s.api(fresh, 'POST', '/register', { fetch_event_types: ['device'] })).body.devices, {});
+      assert.deepEqual(Object.keys((await s.api(s.users.othello, 'POST', '/register', { fetch_event_types: ['device'] })).body.devices), [String(other)]);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('device update events and the devices of /register', () => {
   it('report the push key, the token pending, then registered once the push service acknowledges it', async () => {
     const u = t.users.owner;
