@@ -608,8 +608,12 @@ CREATE TABLE tus_upload (
   expires       INTEGER NOT NULL
 );
 
--- Mobile push. client_device hands out device_id; push_device holds the E2EE registration
--- (push_key = 0x31 || 32-byte secretbox key). legacy_push_token is the pre-E2EE registration.
+-- Mobile push. client_device hands out device_id (never reused: a client that kept an old id must
+-- not act on another device); push_device holds the E2EE registration (push_key = 0x31 || 32-byte
+-- secretbox key): token_id is the token in use, token_updated when it last changed,
+-- registered_token_id the one the push service acknowledged (token_id while they differ is
+-- pending), registration_error the service's error code for token_id. legacy_push_token is the
+-- pre-E2EE registration.
 CREATE TABLE client_device (
   id       INTEGER PRIMARY KEY AUTOINCREMENT,
   user_id  INTEGER NOT NULL REFERENCES user(id),
@@ -625,7 +629,10 @@ CREATE TABLE push_device (
   token_id                     TEXT,
   bouncer_public_key           TEXT,
   encrypted_push_registration  TEXT,
-  updated                      INTEGER NOT NULL
+  updated                      INTEGER NOT NULL,
+  token_updated                INTEGER,
+  registered_token_id          TEXT,
+  registration_error           TEXT
 );
 CREATE INDEX push_device_user ON push_device(user_id);
 

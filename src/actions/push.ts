@@ -9,11 +9,12 @@ import { nowSeconds } from '../lib/clock';
 import { findMessage } from '../lib/messages';
 import { FLAG } from '../lib/narrow';
 import { findStreamById } from '../lib/streams';
+import { canonicalTokenId, DEVICE_COLUMNS, deviceInfo, type DeviceRow } from '../lib/devices';
 import { findUserById, isBot, type UserRow } from '../lib/users';
 import { encryptForDevice, isBase64, parsePushKey } from '../push/crypto';
 import { messagePayload, testPayload, type PushTrigger } from '../push/payload';
 import { claimPush } from '../push/remove';
-import { postToService, pushQueue } from '../push/service';
+import { postToService, pushQueue, type PostResult } from '../push/service';
 
 /** Zulip's @human_users_only. */
 function checkHuman(user: UserRow): void {
@@ -29,12 +30,29 @@ export const tokenIdOf = (token: string) => crypto.createHash('sha256').update(t
 
 // ---- devices and E2EE registrations ------------------------------------------------------------------
 
-/** POST /register_client_device: a new device id for the caller. */
+/** POST /register_client_device: a new device id for the caller, announced to their other clients. */
 export function doRegisterClientDevice(app: App, user: UserRow): number {
   checkHuman(user);
-  return app.batch.write(() =>
-    Number(stmt(app.db, 'INSERT INTO client_device (user_id, created) VALUES (?, ?)').run(user.id, nowSeconds(app.clock)).lastInsertRowid),
-  );
+  return app.batch.write(() => {
+    const id = Number(stmt(app.db, 'INSERT INTO client_device (user_id, created) VALUES (?, ?)').run(user.id, nowSeconds(app.clock)).lastInsertRowid);
+    app.batch.onCommit(() => app.events.send({ type: 'device', op: 'add', device_id: id }, [user.id]));
+    return id;
+  });
+}
+
+/**
+ * POST /remove_client_device (Zulip's do_remove_device, FL 470; the app calls it at logout): the
+ * device and its E2EE registration go. As in Zulip, any user (bots too) may remove a device of their
+ * own; another user's device is as unknown as one that never existed.
+ */
+export function doRemoveClientDevice(app: App, user: UserRow, deviceId: number): void {
+  app.batch.write(() => {
+    const gone = stmt(app.db, 'DELETE FROM client_device WHERE id = ? AND user_id = ?').run(deviceId, user.id);
+    if (gone.changes === 0) throw errors.badRequest('Invalid `device_id`');
+    // The foreign key's cascade removes it too; said here so that the row goes even with foreign keys off.
+    stmt(app.db, 'DELETE FROM push_device WHERE device_id = ?').run(deviceId);
+    app.batch.onCommit(() => app.events.send({ type: 'device', op: 'remove', device_id: deviceId }, [user.id]));
+  });
 }
 
 export interface PushRegistration {
@@ -96,17 +114,30 @@ export function doRegisterPushDevice(app: App, user: UserRow, r: PushRegistratio
       stmt(
         app.db,
         `INSERT INTO push_device (device_id, user_id, push_key_id, push_key, token_kind, token_id, bouncer_public_key,
-           encrypted_push_registration, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(r.deviceId, user.id, r.pushKeyId, key, r.tokenKind, r.tokenId, r.bouncerPublicKey, r.encryptedPushRegistration, now);
+           encrypted_push_registration, updated, token_updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(r.deviceId, user.id, r.pushKeyId, key, r.tokenKind, r.tokenId, r.bouncerPublicKey, r.encryptedPushRegistration, now, now);
     } else {
       if (allKey) stmt(app.db, 'UPDATE push_device SET push_key_id = ?, push_key = ?, updated = ? WHERE device_id = ?').run(r.pushKeyId, key, now, r.deviceId);
       if (allToken) {
         stmt(
           app.db,
-          'UPDATE push_device SET token_kind = ?, token_id = ?, bouncer_public_key = ?, encrypted_push_registration = ?, updated = ? WHERE device_id = ?',
-        ).run(r.tokenKind, r.tokenId, r.bouncerPublicKey, r.encryptedPushRegistration, now, r.deviceId);
+          `UPDATE push_device SET token_kind = ?, token_id = ?, bouncer_public_key = ?, encrypted_push_registration = ?, updated = ?,
+             token_updated = CASE WHEN token_id IS ? THEN token_updated ELSE ? END, registration_error = NULL WHERE device_id = ?`,
+        ).run(r.tokenKind, r.tokenId, r.bouncerPublicKey, r.encryptedPushRegistration, now, r.tokenId, now, r.deviceId);
       }
     }
+    // Zulip's device update event names only what changed: the key, and the token's registration.
+    const row = stmt(app.db, `SELECT device_id AS id, ${DEVICE_COLUMNS} FROM push_device WHERE device_id = ?`).get(r.deviceId) as DeviceRow;
+    const info = deviceInfo(row);
+    const update: Record<string, unknown> = { type: 'device', op: 'update', device_id: r.deviceId };
+    if (allKey) update.push_key_id = info.push_key_id;
+    if (allToken) {
+      update.push_token_id = info.push_token_id;
+      update.pending_push_token_id = info.pending_push_token_id;
+      update.push_token_last_updated_timestamp = info.push_token_last_updated_timestamp;
+      update.push_registration_error_code = info.push_registration_error_code;
+    }
+    app.batch.onCommit(() => app.events.send(update as { type: string }, [user.id]));
     if (allToken) {
       // zulip-compat (FL 483): the device moved to E2EE; its legacy token registration goes.
       const legacy = stmt(app.db, 'SELECT id, token FROM legacy_push_token WHERE user_id = ?').all(user.id) as { id: number; token: string }[];
@@ -120,14 +151,53 @@ export function doRegisterPushDevice(app: App, user: UserRow, r: PushRegistratio
         bouncer_public_key: r.bouncerPublicKey,
         encrypted_push_registration: r.encryptedPushRegistration,
       };
-      app.batch.onCommit(() => pushQueue(app).enqueue('/api/v1/remotes/push/e2ee/register', body));
+      const tokenId = r.tokenId as string;
+      app.batch.onCommit(() =>
+        pushQueue(app).enqueue('/api/v1/remotes/push/e2ee/register', body, (result) => settleRegistration(app, user.id, r.deviceId, tokenId, result)),
+      );
     }
   });
 }
 
-/** Removes every E2EE push registration of the user (API key regeneration, FL 492). */
+/**
+ * The push service's final answer to a token registration (Zulip's register_push_device_to_bouncer
+ * worker): acknowledged, the token is the device's registered one; refused, the device carries the
+ * service's error code (INVALID_BOUNCER_PUBLIC_KEY, REQUEST_EXPIRED, ...), which tells the app to act.
+ * Either way the user's clients hear it. An answer about a token since replaced changes nothing; one
+ * that never came (the service unreachable through every retry) leaves the token pending.
+ */
+function settleRegistration(app: App, userId: number, deviceId: number, tokenId: string, result: PostResult): void {
+  if (!result.ok && result.retry) return;
+  app.batch.write(() => {
+    const row = stmt(app.db, `SELECT device_id AS id, ${DEVICE_COLUMNS} FROM push_device WHERE device_id = ? AND user_id = ?`).get(deviceId, userId) as
+      | DeviceRow
+      | undefined;
+    if (!row || row.token_id !== tokenId) return;
+    const event: Record<string, unknown> = { type: 'device', op: 'update', device_id: deviceId };
+    if (result.ok) {
+      stmt(app.db, 'UPDATE push_device SET registered_token_id = token_id, registration_error = NULL WHERE device_id = ?').run(deviceId);
+      event.push_token_id = canonicalTokenId(tokenId);
+      event.pending_push_token_id = null;
+    } else {
+      const code = (result.body as { code?: unknown } | null)?.code;
+      const errorCode = typeof code === 'string' && /^[A-Z_]{1,100}$/.test(code) ? code : 'BAD_REQUEST';
+      stmt(app.db, 'UPDATE push_device SET registration_error = ? WHERE device_id = ?').run(errorCode, deviceId);
+      event.push_registration_error_code = errorCode;
+    }
+    app.batch.onCommit(() => app.events.send(event as { type: string }, [userId]));
+  });
+}
+
+/**
+ * Removes every device of the user, and so every E2EE push registration (API key regeneration,
+ * FL 492: Zulip deletes the Device rows). Runs inside the caller's write; the user's remaining
+ * clients hear each device removed.
+ */
 export function removeUserPushRegistrations(app: App, userId: number): void {
+  const ids = (stmt(app.db, 'SELECT id FROM client_device WHERE user_id = ? ORDER BY id').all(userId) as { id: number }[]).map((r) => r.id);
   stmt(app.db, 'DELETE FROM push_device WHERE user_id = ?').run(userId);
+  stmt(app.db, 'DELETE FROM client_device WHERE user_id = ?').run(userId);
+  if (ids.length > 0) app.batch.onCommit(() => ids.forEach((id) => app.events.send({ type: 'device', op: 'remove', device_id: id }, [userId])));
 }
 
 // ---- legacy tokens ---------------------------------------------------------------------------------
@@ -207,6 +277,33 @@ export async function doSendTestNotification(app: App, user: UserRow, token: str
     throw errors.badRequest('Error from the push notification service.');
   }
   if (e2ee.length > 0) pushQueue(app).enqueue('/api/v1/remotes/push/e2ee/notify', { push_requests: await encryptAll(e2ee, payload) });
+}
+
+/**
+ * POST /mobile_push/e2ee/test_notification (FL 420; `device_id` since FL 468): a test notification to
+ * the device `deviceId`, or to every device of the user with a registered token. A device without
+ * a token registration (or not the user's) counts as none: NO_ACTIVE_PUSH_DEVICE. As in Zulip, the
+ * request waits for the push service and reports its failure (unreachable, 5xx or 429: 502; other
+ * refusals: 403).
+ */
+export async function doSendE2eeTestNotification(app: App, user: UserRow, deviceId: number | null): Promise<void> {
+  checkHuman(user);
+  const devices = (
+    deviceId === null
+      ? stmt(app.db, 'SELECT * FROM push_device WHERE user_id = ? AND push_key IS NOT NULL AND token_id IS NOT NULL ORDER BY device_id').all(user.id)
+      : stmt(app.db, 'SELECT * FROM push_device WHERE user_id = ? AND device_id = ? AND push_key IS NOT NULL AND token_id IS NOT NULL').all(user.id, deviceId)
+  ) as PushDeviceRow[];
+  if (devices.length === 0) throw errors.noActivePushDevice();
+  // Registrations exist only while a push service is configured; one removed from the configuration
+  // since has nowhere to deliver.
+  if (!app.config.pushService) throw errors.pushServiceNotConfigured();
+  const payload = testPayload(app, user, nowSeconds(app.clock));
+  const r = await postToService(app, '/api/v1/remotes/push/e2ee/notify', { push_requests: await encryptAll(devices, payload) });
+  if (r.ok) return;
+  if (r.status === null) throw errors.pushServiceUnreachable();
+  // A rate-limited request is one to retry later too.
+  if (r.status >= 500 || r.status === 429) throw errors.pushServiceFailed();
+  throw errors.pushServiceRefused();
 }
 
 async function encryptAll(devices: PushDeviceRow[], payload: Record<string, unknown>): Promise<Record<string, unknown>[]> {

@@ -39,10 +39,17 @@ function checkEmojiName(name: string): void {
   throw errors.badRequest('Emoji names must contain only lowercase English letters, digits, spaces, dashes, and underscores.');
 }
 
-function notify(app: App, realmId: number): void {
+/**
+ * Announces a change of one emoji in Zulip's per-emoji form (FL 491: `add` with the emoji,
+ * `update_one` with what changed), carrying the whole list for the registry to send the legacy
+ * `update` to clients without the individual_emoji_changes capability (bus.ts).
+ */
+function notify(app: App, realmId: number, change: { op: 'add' } | { op: 'update_one'; data: Record<string, unknown> }, emojiId: number): void {
   app.batch.onCommit(() => {
-    const realm_emoji = listRealmEmoji(app.db, realmId);
-    app.events.send({ type: 'realm_emoji', op: 'update', realm_emoji }, activeUserIds(app, realmId));
+    const all = listRealmEmoji(app.db, realmId);
+    const id = String(emojiId);
+    const event = change.op === 'add' ? { type: 'realm_emoji', op: 'add', emoji: all[id] } : { type: 'realm_emoji', op: 'update_one', emoji_id: id, data: change.data };
+    app.events.send({ ...event, legacy_realm_emoji: all }, activeUserIds(app, realmId));
   });
 }
 
@@ -84,7 +91,7 @@ export function doAddRealmEmoji(app: App, user: UserRow, rawName: string, upload
     const dest = emojiFilePath(app, user.realm_id, fileName) as string;
     fs.mkdirSync(path.dirname(dest), { recursive: true });
     fs.copyFileSync(file.path, dest);
-    notify(app, user.realm_id);
+    notify(app, user.realm_id, { op: 'add' }, id);
   });
 }
 
@@ -97,7 +104,8 @@ export function doDeactivateRealmEmoji(app: App, user: UserRow, name: string): v
     // zulip-compat: a 404 with code BAD_REQUEST (feature level 190).
     if (!row) throw new JsonableError("Emoji '{name}' does not exist", { status: 404, vars: { name } });
     if (!isAdmin(user) && row.author_id !== user.id) throw errors.badRequest('Must be an organization administrator or emoji author');
-    stmt(app.db, 'UPDATE realm_emoji SET deactivated = 1 WHERE realm_id = ? AND name = ? AND deactivated = 0').run(user.realm_id, name);
-    notify(app, user.realm_id);
+    // Only one active emoji has a name (uploads refuse a taken one): this is the row found above.
+    stmt(app.db, 'UPDATE realm_emoji SET deactivated = 1 WHERE id = ?').run(row.id);
+    notify(app, user.realm_id, { op: 'update_one', data: { deactivated: true } }, row.id);
   });
 }

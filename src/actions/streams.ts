@@ -523,11 +523,15 @@ function unarchiveChannel(app: App, s: StreamRow): void {
   // Older archiving could leave a private channel web-public; unarchiving repairs it, as in Zulip.
   stmt(app.db, 'UPDATE stream SET deactivated = 0, is_web_public = CASE WHEN invite_only = 1 THEN 0 ELSE is_web_public END WHERE id = ?').run(s.id);
   const after = findStreamById(app.db, s.realm_id, s.id) as StreamRow;
-  // zulip-compat: Zulip also sends an is_archived update, which its event queues give only to
-  // clients with the archived_channels capability; every client here hears the channel created.
-  const created = { type: 'stream', op: 'create', streams: [formatStream(app.db, after)] };
+  // As Zulip: clients with the archived_channels capability knew the channel all along and hear it
+  // unarchived (is_archived false); the others hear it created (for_unarchiving: see bus.ts).
+  const unarchived = { type: 'stream', op: 'update', stream_id: after.id, name: after.name, property: 'is_archived', value: false };
+  const created = { type: 'stream', op: 'create', streams: [formatStream(app.db, after)], for_unarchiving: true };
   const viewers = streamViewers(app, after);
-  app.batch.onCommit(() => app.events.send(created, viewers));
+  app.batch.onCommit(() => {
+    app.events.send(unarchived, viewers);
+    app.events.send(created, viewers);
+  });
   sendChannelEventsNotice(app, after, channelUnarchivedMessage(after.name));
 }
 
@@ -543,10 +547,15 @@ export function doArchiveChannel(app: App, user: UserRow, streamId: number): voi
     const viewers = streamViewers(app, s);
     releaseAnnouncementSettings(app, user.realm_id, s.id);
     if (isDefaultStream(app, s.id)) setDefaultStream(app, user.realm_id, s.id, false);
-    // zulip-compat: Zulip also sends an is_archived update, for clients with the archived_channels
-    // capability only; every client here gets the delete event (streams holds only the id, FL 343).
-    const deleted = streamDeleteEvent(s.id);
-    app.batch.onCommit(() => app.events.send(deleted, viewers));
+    // As Zulip: clients with the archived_channels capability keep the channel and hear it archived
+    // (is_archived true); the others hear it deleted (for_archiving: see bus.ts; streams holds only
+    // the id, FL 343).
+    const archived = { type: 'stream', op: 'update', stream_id: s.id, name: s.name, property: 'is_archived', value: true };
+    const deleted = { ...streamDeleteEvent(s.id), for_archiving: true };
+    app.batch.onCommit(() => {
+      app.events.send(archived, viewers);
+      app.events.send(deleted, viewers);
+    });
     // Posted while the channel still takes messages; the event goes out after the delete event.
     sendChannelEventsNotice(app, s, channelArchivedMessage(s.name), { readBy: subscriberIds(app.db, s.id) });
     stmt(app.db, 'UPDATE stream SET deactivated = 1 WHERE id = ?').run(s.id);

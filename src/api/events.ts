@@ -4,11 +4,11 @@
 import * as v from 'valibot';
 import type { App } from '../app';
 import { errors } from '../http/errors';
-import { p, zBool, zStr } from '../http/params';
+import { p, zBool, zInt, zStr } from '../http/params';
 import { JsonFields, route } from '../http/route';
 import { narrowSchema } from '../events/narrow-match';
 import { capabilities, type EventQueue } from '../events/queue';
-import { allocateQueue } from '../events/registry';
+import { allocateQueue, NAMED_QUEUE_TIMEOUTS } from '../events/registry';
 import { fetchInitialState, stateOptions } from '../events/state';
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version';
 
@@ -34,9 +34,18 @@ const capabilitiesSchema = v.looseObject(
     archived_channels: v.optional(zBool()),
     empty_topic_name: v.optional(zBool()),
     simplified_presence_events: v.optional(zBool()),
+    individual_emoji_changes: v.optional(zBool()),
   },
   '{var_name} is not a dict',
 );
+
+/** idle_queue_timeout as seconds (undefined when not given); a name must be one Zulip knows. */
+function idleQueueTimeout(value: number | string | undefined): number | undefined {
+  if (value === undefined || typeof value === 'number') return value;
+  const named = Object.hasOwn(NAMED_QUEUE_TIMEOUTS, value) ? NAMED_QUEUE_TIMEOUTS[value] : undefined;
+  if (named === undefined) throw errors.badRequest('Invalid {var_name}', { var_name: 'idle_queue_timeout' });
+  return named;
+}
 
 /**
  * Waits for events on `queue` (a parked long-poll), answering as Zulip's finish_handler does. The
@@ -72,8 +81,11 @@ export const eventRoutes = [
       client_capabilities: p.json(capabilitiesSchema).optional(),
       narrow: p.json(narrowSchema).default([]),
       queue_lifespan_secs: p.int({ min: 0 }).default(0),
+      // Seconds (JSON integer) or a named timeout ("mobile"); 0 or absent: the server's default.
+      idle_queue_timeout: p.jsonOrStr(zInt({ min: 0 })).optional(),
     },
     handle({ app, user, params }) {
+      const lifespan = idleQueueTimeout(params.idle_queue_timeout) ?? params.queue_lifespan_secs;
       // Commit this turn's pending writes first: the state read below then holds exactly what was
       // announced before the queue existed, and every later change reaches the queue as an event.
       app.batch.commit();
@@ -86,7 +98,7 @@ export const eventRoutes = [
         clientGravatar: params.client_gravatar,
         slimPresence: params.slim_presence,
         capabilities: caps,
-        lifespanSeconds: params.queue_lifespan_secs,
+        lifespanSeconds: lifespan,
       });
       const wanted = params.fetch_event_types ?? params.event_types;
       let state: Record<string, unknown>;
@@ -110,6 +122,7 @@ export const eventRoutes = [
       }
       return {
         queue_id: queue.id,
+        idle_queue_timeout_secs: queue.lifespanMs / 1000,
         zulip_version: ZULIP_VERSION,
         zulip_feature_level: ZULIP_FEATURE_LEVEL,
         zulip_merge_base: ZULIP_MERGE_BASE,
@@ -143,6 +156,7 @@ export const eventRoutes = [
       archived_channels: p.bool().default(false),
       empty_topic_name: p.bool().default(false),
       simplified_presence_events: p.bool().default(false),
+      individual_emoji_changes: p.bool().default(false),
     },
     handle({ app, user, params, onAbort }) {
       const now = app.clock.nowMs();

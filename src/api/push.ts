@@ -1,10 +1,12 @@
-// Mobile push: client device registration, E2EE push registration, the legacy token endpoints,
+// Mobile push: client devices (registration, removal), E2EE push registration, the legacy token endpoints,
 // test notifications, and API key regeneration (which drops the E2EE registrations).
 import {
   doAddLegacyToken,
   doRegisterClientDevice,
   doRegisterPushDevice,
+  doRemoveClientDevice,
   doRemoveLegacyToken,
+  doSendE2eeTestNotification,
   doSendTestNotification,
 } from '../actions/push';
 import { doRegenerateApiKey } from '../actions/users';
@@ -17,6 +19,16 @@ export const pushRoutes = [
     path: '/api/v1/register_client_device',
     auth: 'user',
     handle: ({ app, user }) => ({ device_id: doRegisterClientDevice(app, user) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/remove_client_device',
+    auth: 'user',
+    params: { device_id: p.int() },
+    handle({ app, user, params }) {
+      doRemoveClientDevice(app, user, params.device_id);
+      return {};
+    },
   }),
   route({
     method: 'POST',
@@ -51,6 +63,16 @@ export const pushRoutes = [
     params: { token: p.str().optional() },
     async handle({ app, user, params }) {
       await doSendTestNotification(app, user, params.token ?? null);
+      return {};
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/mobile_push/e2ee/test_notification',
+    auth: 'user',
+    params: { device_id: p.int().optional() },
+    async handle({ app, user, params }) {
+      await doSendE2eeTestNotification(app, user, params.device_id ?? null);
       return {};
     },
   }),

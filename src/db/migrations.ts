@@ -145,6 +145,13 @@ const STEPS: ((db: Db) => void)[] = [
       SELECT id FROM user WHERE bot_type IS NOT NULL AND bot_owner_id IS NULL
         AND lower(substr(email, 1, instr(email, '@') - 1)) IN ('notification-bot', 'welcome-bot'))`);
   },
+  // 12: an E2EE registration remembers when its token last changed and whether the push service
+  // acknowledged it (the devices of POST /register). Existing registrations count as acknowledged:
+  // they were sent to the service long ago.
+  (db) => {
+    rebuildTable(db, 'push_device', ['push_device_user']);
+    db.exec('UPDATE push_device SET token_updated = updated, registered_token_id = token_id WHERE token_id IS NOT NULL');
+  },
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

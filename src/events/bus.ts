@@ -14,6 +14,13 @@
 // - Topics: send "" for the empty topic; clients without `empty_topic_name` see the realm's
 //   empty_topic_display_name (message `subject`, `topic`, `orig_subject`, `topic_name`, and the
 //   `message_details` of update_message_flags/remove/read).
+// - `realm_emoji`: send the per-emoji form (`add` with `emoji`, `update_one` with `emoji_id` and
+//   `data`) with the delivery key `legacy_realm_emoji` (every emoji, keyed by id): clients without
+//   `individual_emoji_changes` get `{op: 'update', realm_emoji: legacy_realm_emoji}` instead.
+// - Archiving a channel: send the `stream` update of `is_archived` (true) AND the `stream` delete with
+//   the delivery key `for_archiving: true`; unarchiving: the update (false) AND the `stream` create
+//   with `for_unarchiving: true`. Clients with `archived_channels` get the update only, the others
+//   the delete / create only.
 // - `realm_user` add may carry `inaccessible_user: true` (dropped for user_list_incomplete clients);
 //   a `user_group` update renaming a deactivated group carries top-level `deactivated: true`.
 //

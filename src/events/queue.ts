@@ -20,6 +20,7 @@ export interface ClientCapabilities {
   archived_channels: boolean;
   empty_topic_name: boolean;
   simplified_presence_events: boolean;
+  individual_emoji_changes: boolean;
 }
 
 export const CAPABILITY_NAMES = [
@@ -34,6 +35,7 @@ export const CAPABILITY_NAMES = [
   'archived_channels',
   'empty_topic_name',
   'simplified_presence_events',
+  'individual_emoji_changes',
 ] as const satisfies readonly (keyof ClientCapabilities)[];
 
 /** Capabilities read from an object holding some of them (missing ones are false; other keys ignored). */

@@ -46,6 +46,13 @@ export const DEFAULT_LIMITS: RegistryLimits = { maxQueuesPerUser: 50, maxBacklog
 /** Longest lifespan a client may ask for (queue_lifespan_secs), as in Zulip: 7 days. */
 export const MAX_QUEUE_LIFESPAN_SECONDS = 7 * 24 * 3600;
 
+/**
+ * Zulip's named idle timeouts for POST /register's idle_queue_timeout (FL 481): "mobile" is
+ * MOBILE_EVENT_QUEUE_TIMEOUT_SECS, 12 hours, so a phone's queue outlives the app's time in the
+ * background (the server default is 10 minutes).
+ */
+export const NAMED_QUEUE_TIMEOUTS: Readonly<Record<string, number>> = { mobile: 12 * 3600 };
+
 /** What a client asks for when it registers a queue (POST /register, or GET /events without queue_id). */
 export interface NewQueueRequest {
   eventTypes: readonly string[] | undefined;
@@ -103,7 +110,17 @@ function publicChannelOutsiders(db: Db, realmId: number): ReadonlySet<number> {
 }
 
 /** Keys of bus events that steer delivery and never reach clients (see bus.ts). */
-const INTERNAL_KEYS = ['flags_by_user', 'raw_content', 'public_stream_realm_id', 'sender_queue_id', 'local_message_id', 'sender_email_hidden'] as const;
+const INTERNAL_KEYS = [
+  'flags_by_user',
+  'raw_content',
+  'public_stream_realm_id',
+  'sender_queue_id',
+  'local_message_id',
+  'sender_email_hidden',
+  'legacy_realm_emoji',
+  'for_archiving',
+  'for_unarchiving',
+] as const;
 
 export class QueueRegistry {
   private readonly queues = new Map<string, EventQueue>();
@@ -169,7 +186,7 @@ export class QueueRegistry {
       if (!victim) throw errors.badRequest('Could not allocate event queue');
       this.remove(victim);
     }
-    const lifespan = Math.min(spec.lifespanSeconds > 0 ? spec.lifespanSeconds : this.deps.config.queueLifespanSeconds, MAX_QUEUE_LIFESPAN_SECONDS);
+    const lifespan = this.lifespanFor(spec.lifespanSeconds);
     const queue = new EventQueue(crypto.randomUUID(), { ...spec, lifespanSeconds: lifespan }, this.deps.clock.nowMs());
     this.queues.set(queue.id, queue);
     let set = this.byUser.get(spec.userId);
@@ -181,6 +198,11 @@ export class QueueRegistry {
       obs.add(queue);
     }
     return queue;
+  }
+
+  /** The idle lifespan a queue gets for a requested one (0: the server's default), capped at 7 days. */
+  lifespanFor(requestedSeconds: number): number {
+    return Math.min(requestedSeconds > 0 ? requestedSeconds : this.deps.config.queueLifespanSeconds, MAX_QUEUE_LIFESPAN_SECONDS);
   }
 
   /** The queue `queueId` of `userId`; BAD_EVENT_QUEUE_ID for an unknown, expired or foreign one. */
@@ -271,6 +293,8 @@ class Adapter {
   /** Whether message events can be built by concatenation (no key of theirs collides with flags / local_message_id). */
   private readonly messageConcat: boolean;
   private emptyTopicNames = new Map<number, string>();
+  /** The legacy realm_emoji/update event, shared by the queues that get it (one serialisation). */
+  private legacyEmoji: WireEvent | null = null;
 
   constructor(
     private readonly db: Db,
@@ -356,6 +380,20 @@ class Adapter {
           return accepts(q, rest) ? [rest] : [];
         }
         return accepts(q, e) ? [e] : [];
+      }
+      case 'stream': {
+        // Archiving: clients with archived_channels get the is_archived update, the others the
+        // delete (or, unarchiving, the create) the action marks (bus.ts).
+        if (e.op === 'update' && e.property === 'is_archived' && !q.capabilities.archived_channels) return [];
+        if ((this.event.for_archiving || this.event.for_unarchiving) && q.capabilities.archived_channels) return [];
+        return accepts(q, e) ? [e] : [];
+      }
+      case 'realm_emoji': {
+        const all = this.event.legacy_realm_emoji;
+        if (all === undefined || q.capabilities.individual_emoji_changes) return accepts(q, e) ? [e] : [];
+        // zulip-compat: clients without individual_emoji_changes (FL 491) get every emoji after each change.
+        this.legacyEmoji ??= { type: 'realm_emoji', op: 'update', realm_emoji: all };
+        return accepts(q, this.legacyEmoji) ? [this.legacyEmoji] : [];
       }
       case 'user_group': {
         const data = e.data as Record<string, unknown> | undefined;

@@ -22,6 +22,10 @@ export type ErrorCode =
   | 'PERMISSION_DENIED'
   | 'PUSH_SERVICE_NOT_CONFIGURED'
   | 'INVALID_PUSH_DEVICE_TOKEN'
+  | 'NO_ACTIVE_PUSH_DEVICE'
+  | 'ADMIN_ACTION_REQUIRED'
+  | 'FAILED_TO_CONNECT_BOUNCER'
+  | 'INTERNAL_SERVER_ERROR_ON_BOUNCER'
   | 'INVALID_REMOTE_PUSH_DEVICE_TOKEN'
   | 'BAD_NARROW'
   | 'BAD_EVENT_QUEUE_ID'
@@ -180,6 +184,17 @@ export const errors = {
   pushServiceNotConfigured: () =>
     new JsonableError('Server is not configured to use push notification service.', { code: 'PUSH_SERVICE_NOT_CONFIGURED' }),
   invalidPushDeviceToken: () => new JsonableError('Device not recognized', { code: 'INVALID_PUSH_DEVICE_TOKEN' }),
+  noActivePushDevice: () => new JsonableError('No active registered push device', { code: 'NO_ACTIVE_PUSH_DEVICE' }),
+  // The push service's answers to a request a client waits for (Zulip's E2EE test notification).
+  pushServiceRefused: () =>
+    new JsonableError('Push notification configuration issue on server, contact the server administrator or retry later.', {
+      code: 'ADMIN_ACTION_REQUIRED',
+      status: 403,
+    }),
+  pushServiceUnreachable: () =>
+    new JsonableError('Network error while connecting to Zulip push notification service.', { code: 'FAILED_TO_CONNECT_BOUNCER', status: 502 }),
+  pushServiceFailed: () =>
+    new JsonableError('Internal server error on Zulip push notification service, retry later.', { code: 'INTERNAL_SERVER_ERROR_ON_BOUNCER', status: 502 }),
   invalidRemotePushDeviceToken: () =>
     new JsonableError('Device not recognized by the push bouncer', { code: 'INVALID_REMOTE_PUSH_DEVICE_TOKEN' }),
 };

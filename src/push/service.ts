@@ -14,6 +14,8 @@ export interface PushJob {
   path: string;
   body: Record<string, unknown>;
   attempts: number;
+  /** Called once with the final answer: delivered, or dropped (a refusal, or out of attempts). */
+  onDone?: (result: PostResult) => void;
 }
 
 export interface PushQueueOptions {
@@ -66,10 +68,10 @@ export class PushQueue {
     app.onShutdown(() => this.stop());
   }
 
-  /** Queues a POST; returns at once. */
-  enqueue(path: string, body: Record<string, unknown>): void {
+  /** Queues a POST; returns at once. `onDone` hears the final answer (never after stop()). */
+  enqueue(path: string, body: Record<string, unknown>, onDone?: (result: PostResult) => void): void {
     if (this.stopped) return;
-    this.schedule({ path, body, attempts: 0 }, 0);
+    this.schedule({ path, body, attempts: 0, onDone }, 0);
   }
 
   /** Jobs sent or waiting. */
@@ -103,6 +105,7 @@ export class PushQueue {
     }
     if (r.ok) {
       this.stats.sent++;
+      this.done(job, r);
       return;
     }
     job.attempts++;
@@ -115,6 +118,17 @@ export class PushQueue {
     }
     this.stats.dropped++;
     console.error(`parley: push service ${job.path} failed (status ${r.status ?? 'network'}); dropped after ${job.attempts} attempt(s)`);
+    this.done(job, r);
+  }
+
+  private done(job: PushJob, r: PostResult): void {
+    // After stop() the app (and its database) may be gone.
+    if (!job.onDone || this.stopped) return;
+    try {
+      job.onDone(r);
+    } catch (err) {
+      console.error(`parley: push service ${job.path}: handling the answer failed`, err);
+    }
   }
 }
 

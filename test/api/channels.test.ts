@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { createChannel, err, sendToChannel, SUCCESS, systemGroups, type SystemGroupName } from '../helpers/chat';
 import { queuedEvents, registerQueue } from '../helpers/events';
 
@@ -728,6 +728,48 @@ describe('DELETE /streams/{stream_id} and PATCH is_archived=false', () => {
     assert.equal((await getChannel(id)).is_archived, false);
     res = await t.api(u.hamlet, 'POST', '/messages', { type: 'channel', to: id, topic: 'back', content: 'again' });
     assert.equal(res.status, 200, res.text);
+  });
+
+  it('with the archived_channels capability: archived channels stay in /register, and archiving is an is_archived update', async () => {
+    const u = t.users;
+    const id = await createChannel(t, u.hamlet, 'archive-cap', [u.hamlet, u.othello]);
+    assert.deepEqual((await t.api(u.othello, 'DELETE', '/users/me/subscriptions', { subscriptions: ['archive-cap'] })).body.result, 'success');
+    const caps = (on: boolean) => ({ client_capabilities: { notification_settings_null: true, archived_channels: on } });
+    const queue = async (user: TestUser, on: boolean) =>
+      (await t.api(user, 'POST', '/register', { event_types: ['stream'], fetch_event_types: [], ...caps(on) })).body.queue_id as string;
+    const capable = await queue(u.hamlet, true);
+    const plain = await queue(u.hamlet, false);
+    assert.deepEqual((await t.api(u.hamlet, 'DELETE', `/streams/${id}`)).body, SUCCESS);
+    const archivedUpdate = { type: 'stream', op: 'update', stream_id: id, name: 'archive-cap', property: 'is_archived' };
+    assert.deepEqual(await queuedEvents(t, u.hamlet, capable), [{ ...archivedUpdate, value: true }]);
+    assert.deepEqual(await queuedEvents(t, u.hamlet, plain), [{ type: 'stream', op: 'delete', streams: [{ stream_id: id }], stream_ids: [id] }]);
+
+    // The initial state: subscribed, unsubscribed, never subscribed, and the streams list.
+    const state = async (user: TestUser, on: boolean) =>
+      (await t.api(user, 'POST', '/register', { fetch_event_types: ['subscription', 'stream'], event_types: ['stream'], ...caps(on) })).body;
+    const find = (list: { stream_id: number }[]) => list.find((s) => s.stream_id === id) as Record<string, unknown> | undefined;
+    for (const [user, key] of [
+      [u.hamlet, 'subscriptions'],
+      [u.othello, 'unsubscribed'],
+      [u.moderator, 'never_subscribed'],
+    ] as const) {
+      const withCap = await state(user, true);
+      assert.equal(find(withCap[key])?.is_archived, true, `${user.email} ${key}`);
+      assert.equal(find(withCap.streams)?.is_archived, true, `${user.email} streams`);
+      const without = await state(user, false);
+      for (const k of ['subscriptions', 'unsubscribed', 'never_subscribed', 'streams']) assert.equal(find(without[k]), undefined, `${user.email} ${k}`);
+    }
+    // GET /streams follows exclude_archived, whatever the capability.
+    const listed = async (params: Record<string, unknown>) => find((await t.api(u.moderator, 'GET', '/streams', params)).body.streams)?.is_archived;
+    assert.equal(await listed({}), undefined);
+    assert.equal(await listed({ exclude_archived: false }), true);
+
+    // Unarchiving: the capable client hears is_archived false; the other one hears the channel created.
+    assert.deepEqual((await t.api(u.hamlet, 'PATCH', `/streams/${id}`, { is_archived: false })).body, SUCCESS);
+    assert.deepEqual((await queuedEvents(t, u.hamlet, capable)).slice(1), [{ ...archivedUpdate, value: false }]);
+    const created = (await queuedEvents(t, u.hamlet, plain)).slice(1);
+    assert.deepEqual(created.map((e) => [e.type, e.op, e.streams[0].stream_id, e.streams[0].is_archived]), [['stream', 'create', id, false]]);
+    assert.ok(!('for_unarchiving' in created[0]));
   });
 
   it("an archived channel's messages can be read, not edited, moved, deleted or reacted to (Zulip's is_modifying_message)", async () => {

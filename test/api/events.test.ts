@@ -118,6 +118,7 @@ describe('POST /register', () => {
       result: 'success',
       msg: '',
       queue_id: res.body.queue_id,
+      idle_queue_timeout_secs: 600,
       zulip_version: ZULIP_VERSION,
       zulip_feature_level: ZULIP_FEATURE_LEVEL,
       zulip_merge_base: ZULIP_MERGE_BASE,
@@ -396,6 +397,62 @@ describe('GET /events', () => {
     assert.ok(t.app.queues.gc() >= 1);
     assert.ok(t.app.queues.size < before);
     assert.deepEqual((await poll(u, id, -1, { dont_block: true })).body, badQueue(id));
+  });
+
+  it('keeps a queue registered with idle_queue_timeout "mobile" for 12 hours of idleness', async () => {
+    const u = t.users.hamlet;
+    const res = await register(u, { fetch_event_types: [], idle_queue_timeout: 'mobile' });
+    assert.equal(res.body.idle_queue_timeout_secs, 12 * 3600);
+    const mobile = res.body.queue_id;
+    const plain = await queueFor(u);
+    // Past the default lifespan: the default queue is collected, the mobile one survives the sweep.
+    offsetMs += 11 * 60_000;
+    t.app.queues.gc();
+    assert.deepEqual((await poll(u, plain, -1, { dont_block: true })).body, badQueue(plain));
+    assert.deepEqual((await poll(u, mobile, -1, { dont_block: true })).body, { result: 'success', msg: '', events: [] });
+    // Each poll restarts the idle time; 12 hours without one and the sweep collects it.
+    offsetMs += 12 * 3600_000 - 1000;
+    t.app.queues.gc();
+    assert.equal((await poll(u, mobile, -1, { dont_block: true })).status, 200);
+    offsetMs += 12 * 3600_000;
+    assert.ok(t.app.queues.gc() >= 1);
+    assert.deepEqual((await poll(u, mobile, -1, { dont_block: true })).body, badQueue(mobile));
+  });
+
+  it('takes idle_queue_timeout in seconds, capped at 7 days, over queue_lifespan_secs', async () => {
+    const u = t.users.hamlet;
+    const secs = async (params: Record<string, unknown>) => {
+      const res = await register(u, { fetch_event_types: [], ...params });
+      assert.equal(res.status, 200, res.text);
+      await t.api(u, 'DELETE', '/events', { queue_id: res.body.queue_id });
+      return res.body.idle_queue_timeout_secs;
+    };
+    assert.equal(await secs({}), 600);
+    assert.equal(await secs({ idle_queue_timeout: 3600 }), 3600);
+    assert.equal(await secs({ idle_queue_timeout: '"mobile"' }), 43200);
+    assert.equal(await secs({ idle_queue_timeout: 0 }), 600);
+    assert.equal(await secs({ idle_queue_timeout: 30 * 24 * 3600 }), 7 * 24 * 3600);
+    assert.equal(await secs({ idle_queue_timeout: 90, queue_lifespan_secs: 30 }), 90);
+    assert.equal(await secs({ queue_lifespan_secs: 30 }), 30);
+    const id = await queueFor(u, { idle_queue_timeout: 60 });
+    offsetMs += 61_000;
+    t.app.queues.gc();
+    assert.deepEqual((await poll(u, id, -1, { dont_block: true })).body, badQueue(id));
+  });
+
+  it('refuses an idle_queue_timeout that is neither seconds nor a known name', async () => {
+    const u = t.users.hamlet;
+    const before = t.app.queues.size;
+    for (const bad of ['desktop', 'MOBILE', '', '[]', '{"mobile":1}']) {
+      const res = await register(u, { fetch_event_types: [], idle_queue_timeout: bad });
+      assert.deepEqual({ status: res.status, body: res.body }, { status: 400, body: { result: 'error', msg: 'Invalid idle_queue_timeout', code: 'BAD_REQUEST' } }, bad);
+    }
+    for (const bad of ['-1', '1.5', 'true', '1e400']) {
+      const res = await register(u, { fetch_event_types: [], idle_queue_timeout: bad });
+      assert.equal(res.status, 400, bad);
+      assert.equal(res.body.code, 'BAD_REQUEST', bad);
+    }
+    assert.equal(t.app.queues.size, before, 'no queue was made');
   });
 });
 

@@ -20,6 +20,16 @@ async function addEmoji(user: TestUser, name: string, parts: Part[] = [{ field: 
 }
 
 const queue = (user: TestUser, types: string[]) => registerQueue(t, user, types);
+/** A queue of a client declaring individual_emoji_changes (Zulip FL 491). */
+async function individualQueue(user: TestUser, types: string[] = ['realm_emoji']): Promise<string> {
+  const res = await t.api(user, 'POST', '/register', {
+    event_types: types,
+    fetch_event_types: [],
+    client_capabilities: { notification_settings_null: true, individual_emoji_changes: true },
+  });
+  assert.equal(res.status, 200, res.text);
+  return res.body.queue_id;
+}
 const events = (user: TestUser, queueId: string) => queuedEvents(t, user, queueId);
 
 const realmId = () => (t.app.db.prepare('SELECT realm_id FROM user WHERE id = ?').get(t.users.owner.id) as { realm_id: number }).realm_id;
@@ -28,6 +38,8 @@ let greenId: string;
 describe('POST /realm/emoji/{emoji_name}', () => {
   it('stores the image, lists it, serves it, and sends realm_emoji', async () => {
     const q = await queue(t.users.othello, ['realm_emoji']);
+    const modern = await individualQueue(t.users.othello);
+    const unrelated = await individualQueue(t.users.othello, ['message']);
     const res = await addEmoji(t.users.hamlet, 'Green tick'.toLowerCase());
     assert.deepEqual(res.body, SUCCESS);
     const list = await t.api(t.users.guest, 'GET', '/realm/emoji');
@@ -46,6 +58,9 @@ describe('POST /realm/emoji/{emoji_name}', () => {
     };
     assert.deepEqual(list.body, { ...SUCCESS, emoji: expected });
     assert.deepEqual(await events(t.users.othello, q), [{ type: 'realm_emoji', op: 'update', realm_emoji: expected }]);
+    // Clients with individual_emoji_changes get the new emoji alone (Zulip FL 491).
+    assert.deepEqual(await events(t.users.othello, modern), [{ type: 'realm_emoji', op: 'add', emoji: expected[greenId] }]);
+    assert.deepEqual(await events(t.users.othello, unrelated), []);
     const reg = await t.api(t.users.othello, 'POST', '/register', { fetch_event_types: ['realm_emoji'] });
     assert.deepEqual(reg.body.realm_emoji, expected);
     const img = await fetch(t.url + expected[greenId].source_url, { headers: { authorization: basicAuth(t.users.guest) } });
@@ -121,10 +136,12 @@ describe('DELETE /realm/emoji/{emoji_name}', () => {
   it('lets only the author or an administrator deactivate, and sends realm_emoji', async () => {
     assert.deepEqual((await t.api(t.users.othello, 'DELETE', '/realm/emoji/green_tick')).body, err('Must be an organization administrator or emoji author'));
     const q = await queue(t.users.othello, ['realm_emoji']);
+    const modern = await individualQueue(t.users.othello);
     assert.deepEqual((await t.api(t.users.hamlet, 'DELETE', '/realm/emoji/green_tick')).body, SUCCESS);
     const list = (await t.api(t.users.hamlet, 'GET', '/realm/emoji')).body.emoji;
     assert.equal(list[greenId].deactivated, true);
     assert.deepEqual(await events(t.users.othello, q), [{ type: 'realm_emoji', op: 'update', realm_emoji: list }]);
+    assert.deepEqual(await events(t.users.othello, modern), [{ type: 'realm_emoji', op: 'update_one', emoji_id: greenId, data: { deactivated: true } }]);
     assert.deepEqual((await t.api(t.users.admin, 'DELETE', '/realm/emoji/party_parrot')).body, SUCCESS);
     // Deactivated emoji can no longer be used for reactions.
     const channel = await createChannel(t, t.users.owner, 'emoji2', [t.users.hamlet]);

@@ -40,6 +40,9 @@ function makeV1(file: string): void {
     INSERT INTO reaction (message_id, user_id, emoji_name, emoji_code) VALUES (1, 2, 'smile', '1f604');
     INSERT INTO attachment (id, realm_id, owner_id, path_id, file_name, size, create_time) VALUES (1, 1, 1, '1/ab/f.txt', 'f.txt', 3, 1700000000);
     INSERT INTO attachment_message (attachment_id, message_id) VALUES (1, 2);
+    INSERT INTO client_device (id, user_id, created) VALUES (1, 1, 1700000000), (2, 1, 1700000000);
+    INSERT INTO push_device (device_id, user_id, push_key_id, push_key, token_kind, token_id, bouncer_public_key, encrypted_push_registration, updated)
+      VALUES (2, 1, 7, x'31', 'fcm', 'AAAAAAAAAAA=', 'cGs=', 'cmVn', 1700000100);
   `);
   db.close();
 }
@@ -89,6 +92,22 @@ describe('migrations', () => {
     assert.equal(db.prepare('SELECT count(*) FROM usermessage_pending').pluck().get(), 0);
     // enter_sends (version 5) starts at Zulip's default for everyone.
     assert.deepEqual(db.prepare('SELECT enter_sends FROM user ORDER BY id').pluck().all(), [0, 0, 0]);
+    // Devices keep their E2EE registrations (version 12), which learn when their token last changed
+    // and count as acknowledged by the push service; device ids are not reused.
+    assert.deepEqual(db.prepare('SELECT device_id, push_key_id, token_id, updated, token_updated, registered_token_id, registration_error FROM push_device').all(), [
+      {
+        device_id: 2,
+        push_key_id: 7,
+        token_id: 'AAAAAAAAAAA=',
+        updated: 1700000100,
+        token_updated: 1700000100,
+        registered_token_id: 'AAAAAAAAAAA=',
+        registration_error: null,
+      },
+    ]);
+    db.prepare('DELETE FROM client_device WHERE id = 2').run();
+    assert.equal(db.prepare('SELECT count(*) FROM push_device').pluck().get(), 0);
+    assert.equal(Number(db.prepare('INSERT INTO client_device (user_id, created) VALUES (1, 1)').run().lastInsertRowid), 3);
     // Ids are not reused after the newest message is deleted.
     db.prepare('DELETE FROM usermessage WHERE message_id = 3').run();
     db.prepare('DELETE FROM message WHERE id = 3').run();

@@ -12,8 +12,8 @@ export interface RecordedRequest {
 export interface TestPushService {
   url: string;
   requests: RecordedRequest[];
-  /** Answer the next `n` requests with this status (503: "down"). */
-  failNext(n: number, status?: number): void;
+  /** Answer the next `n` requests with this status (503: "down") and error code (default BAD_REQUEST). */
+  failNext(n: number, status?: number, code?: string): void;
   /** Legacy tokens the service accepts for test notifications (others: INVALID_REMOTE_PUSH_DEVICE_TOKEN). */
   knownTokens: Set<string>;
   /** Resolves once `pred` holds for some recorded request (polls), or rejects after `ms`. */
@@ -23,7 +23,7 @@ export interface TestPushService {
 
 export async function startPushService(): Promise<TestPushService> {
   const requests: RecordedRequest[] = [];
-  let failures: { n: number; status: number } = { n: 0, status: 503 };
+  let failures: { n: number; status: number; code: string } = { n: 0, status: 503, code: 'BAD_REQUEST' };
   const knownTokens = new Set<string>();
   const server = http.createServer((req, res) => {
     let data = '';
@@ -39,7 +39,7 @@ export async function startPushService(): Promise<TestPushService> {
       if (failures.n > 0) {
         failures.n--;
         res.writeHead(failures.status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ result: 'error', msg: 'down', code: 'BAD_REQUEST' }));
+        res.end(JSON.stringify({ result: 'error', msg: 'down', code: failures.code }));
         return;
       }
       requests.push(rec);
@@ -59,8 +59,8 @@ export async function startPushService(): Promise<TestPushService> {
     url: `http://127.0.0.1:${port}`,
     requests,
     knownTokens,
-    failNext(n, status = 503) {
-      failures = { n, status };
+    failNext(n, status = 503, code = 'BAD_REQUEST') {
+      failures = { n, status, code };
     },
     async waitFor(pred, ms = 5000) {
       const end = Date.now() + ms;
