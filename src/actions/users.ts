@@ -156,12 +156,15 @@ export function doDeactivateOwnUser(app: App, user: UserRow): void {
   });
 }
 
-/** POST /users/{id}/reactivate. */
+/** POST /users/{id}/reactivate: an account that is already active is left as it is. */
 export function doReactivateUser(app: App, acting: UserRow, targetId: number): void {
   if (!isAdmin(acting)) throw errors.adminRequired();
   app.batch.write(() => {
     const target = accessUserById(app.db, acting, targetId, { allowDeactivated: true, allowBots: true, forAdmin: true });
-    if (target.is_active) throw errors.badRequest('User is already active');
+    // zulip-compat: reactivate_user_backend has no "already active" check and answers success.
+    // Zulip's do_reactivate_user then re-runs the activation (an audit-log row, a repeated
+    // is_active: true update); nothing changes here, so no event is sent.
+    if (target.is_active) return;
     setActive(app, target, true);
   });
 }
