@@ -17,6 +17,7 @@ import {
   type RetentionInput,
 } from '../actions/streams';
 import { doDeleteTopic, listTopics } from '../actions/topics';
+import { channelEmailAddress } from '../actions/channel-email';
 import { sendNewChannelMessages } from '../actions/channel-notices';
 import { doSubscribe, doUnsubscribe, doUpdateSubscriptionProperties, HEX_COLOR, resolvePrincipals } from '../actions/subscriptions';
 import { errors } from '../http/errors';
@@ -185,6 +186,15 @@ export const channelRoutes = [
     handle({ app, user, path }) {
       const s = accessStreamById(app.db, user, Number(path.stream_id), { allowArchived: true });
       return { stream: formatStream(app.db, s) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/streams/{stream_id:int}/email_address',
+    auth: 'user',
+    params: { sender_id: p.int({ min: 0 }).optional() },
+    handle({ app, user, path, params }) {
+      return { email: channelEmailAddress(app, user, Number(path.stream_id), params.sender_id) };
     },
   }),
   route({

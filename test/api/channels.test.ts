@@ -841,3 +841,66 @@ describe('channel folders: archiving and update events', () => {
     assert.match(events[0].data.rendered_description, /new words/);
   });
 });
+
+describe('GET /streams/{stream_id}/email_address', () => {
+  // Parley has no email gateway: Zulip without EMAIL_GATEWAY_PATTERN answers an empty address after
+  // the same checks.
+  const address = (user: (typeof t.users)[keyof typeof t.users], id: number, params: Record<string, unknown> = {}) =>
+    t.api(user, 'GET', `/streams/${id}/email_address`, params);
+  const EMPTY = { ...SUCCESS, email: '' };
+
+  it('answers an empty address to those who may read the channel, with or without a sender', async () => {
+    const u = t.users;
+    const pub = await createChannel(t, u.hamlet, 'mail-public', [u.hamlet]);
+    for (const user of [u.hamlet, u.othello, u.admin, u.moderator]) {
+      const res = await address(user, pub);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, EMPTY);
+    }
+    // sender_id: the caller, or a bot the caller administers (Hamlet owns the seeded bot; an
+    // administrator administers every bot).
+    assert.deepEqual((await address(u.hamlet, pub, { sender_id: u.hamlet.id })).body, EMPTY);
+    assert.deepEqual((await address(u.hamlet, pub, { sender_id: u.bot.id })).body, EMPTY);
+    assert.deepEqual((await address(u.admin, pub, { sender_id: u.bot.id })).body, EMPTY);
+    // The bot itself may ask.
+    assert.deepEqual((await address(u.bot, pub)).body, EMPTY);
+  });
+
+  it('refuses a sender that is not a bot the caller administers', async () => {
+    const u = t.users;
+    const pub = await createChannel(t, u.hamlet, 'mail-senders', [u.hamlet]);
+    const check = async (sender: unknown, msg: string) => {
+      const res = await address(u.othello, pub, { sender_id: sender });
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, err(msg));
+    };
+    await check(u.bot.id, 'Insufficient permission');
+    await check(u.hamlet.id, 'No such bot');
+    await check(999_999, 'No such bot');
+    await check(-1, 'sender_id is too small');
+    await check('me', 'sender_id is not valid JSON');
+    await check(true, 'sender_id is not an integer');
+  });
+
+  it('answers "Invalid channel ID" for a missing, archived or unreadable channel', async () => {
+    const u = t.users;
+    const pub = await createChannel(t, u.hamlet, 'mail-guests', [u.hamlet]);
+    const priv = await createChannel(t, u.hamlet, 'mail-private', [u.hamlet], { invite_only: true });
+    const archived = await createChannel(t, u.hamlet, 'mail-archived', [u.hamlet]);
+    await t.api(u.hamlet, 'DELETE', `/streams/${archived}`);
+    for (const [user, id] of [
+      [u.guest, pub], // a guest who is not subscribed
+      [u.othello, priv],
+      [u.admin, priv], // metadata access is not enough (require_content_access)
+      [u.hamlet, archived],
+      [u.hamlet, 999_999],
+    ] as const) {
+      const res = await address(user, id);
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, err('Invalid channel ID'));
+    }
+    assert.deepEqual((await address(u.hamlet, priv)).body, EMPTY);
+    // The check on the channel comes first.
+    assert.deepEqual((await address(u.othello, priv, { sender_id: 999_999 })).body, err('Invalid channel ID'));
+  });
+});
