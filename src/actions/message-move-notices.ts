@@ -38,6 +38,16 @@ export function streamTopicLinkSyntax(streamId: number, streamName: string, topi
   return `#**${streamName}>${topic}**`;
 }
 
+/** Zulip's get_message_link_syntax: #**channel>topic@id**, or a plain Markdown link when that would break. */
+export function messageLinkSyntax(streamId: number, streamName: string, topic: string, messageId: number): string {
+  if (BREAKS_LINK_SYNTAX.test(topic) || BREAKS_LINK_SYNTAX.test(streamName)) {
+    const link = `#narrow/channel/${encodeChannel(streamId, streamName)}/topic/${encodeHashComponent(topic)}/near/${messageId}`;
+    const text = `#${escapeLinkText(streamName)} > ${escapeLinkText(topic === '' ? EMPTY_TOPIC_FALLBACK_NAME : topic)} @ 💬`;
+    return `[${text}](${link})`;
+  }
+  return `#**${streamName}>${topic}@${messageId}**`;
+}
+
 /** Zulip's stream_message_url: the organization's URL, then the message's narrow ("near" link). */
 export function streamMessageUrl(app: App, streamId: number, streamName: string, topic: string, messageId: number): string {
   const base = app.publicUrl.replace(/\/+$/, '');

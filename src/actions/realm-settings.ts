@@ -75,6 +75,8 @@ export interface RealmChange {
   move_messages_between_streams_limit_seconds?: number | string;
   /** Raw: a positive number of days, or "unlimited" (legacy "forever"). */
   message_retention_days?: number | string;
+  /** A private channel's id, or any negative number to turn message reports off. */
+  moderation_request_channel_id?: number;
   new_stream_announcements_stream_id?: number;
   signup_announcements_stream_id?: number;
   zulip_update_announcements_stream_id?: number;
@@ -302,6 +304,10 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
       if (id >= 0) {
         const s = findStreamById(app.db, realmId, id);
         if (!s || s.deactivated || !canAccessStreamMetadata(app.db, user, s)) throw errors.badRequest('Invalid channel ID');
+        // Zulip's do_set_realm_moderation_request_channel: reports must not land where everyone reads.
+        if (setting === 'moderation_request_channel_id' && (!s.invite_only || s.is_web_public)) {
+          throw errors.badRequest('Moderation request channel must be private.');
+        }
       }
       extra[setting as RealmChannelSetting] = id >= 0 ? id : -1;
       extraChanged = true;

@@ -4,8 +4,16 @@ import type { Db } from '../db/open';
 import { getRealmById, type RealmRow } from './realm';
 import { findStreamById, type StreamRow } from './streams';
 
-/** The realm's channel-valued settings (Zulip's realm.<name>_stream / moderation_request_channel). */
-export const REALM_CHANNEL_SETTINGS = ['new_stream_announcements_stream_id', 'signup_announcements_stream_id', 'zulip_update_announcements_stream_id'] as const;
+/**
+ * The realm's channel-valued settings (Zulip's realm.<name>_stream / moderation_request_channel), in
+ * the order Zulip's update_realm and maybe_set_moderation_or_announcement_channels_none take them.
+ */
+export const REALM_CHANNEL_SETTINGS = [
+  'moderation_request_channel_id',
+  'new_stream_announcements_stream_id',
+  'signup_announcements_stream_id',
+  'zulip_update_announcements_stream_id',
+] as const;
 export type RealmChannelSetting = (typeof REALM_CHANNEL_SETTINGS)[number];
 
 /** realm.extra_settings as an object ({} when unset or unreadable). */
