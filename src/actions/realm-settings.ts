@@ -94,8 +94,8 @@ const TIME_LIMITS = [
 /** Settings Zulip announces in the update_dict format "due to their history" (do_set_realm_property). */
 const UPDATE_DICT_PROPERTIES = new Set(['allow_message_editing', 'message_content_edit_limit_seconds']);
 
-/** Zulip's RequestVariableConversionError text (its code, REQUEST_VARIABLE_INVALID, is not in Parley's catalogue yet). */
-const badValue = (name: string, value: unknown) => errors.badRequest("Bad value for '{var_name}': {bad_value}", { var_name: name, bad_value: value });
+/** Zulip's RequestVariableConversionError (parse_message_time_limit_setting, parse_message_retention_days). */
+const badValue = (name: string, value: number | string) => errors.badValue(name, value);
 
 /** Zulip's parse_message_time_limit_setting: "unlimited" is null; anything else a positive integer. */
 function parseTimeLimit(name: string, value: number | string): number | null {

@@ -83,7 +83,7 @@ export function retentionToColumn(value: RetentionInput): number | null {
   if (value === 'realm_default') return null;
   // zulip-compat: 'forever' is the pre-feature-level-91 spelling of 'unlimited'.
   if (value === 'unlimited' || value === 'forever') return -1;
-  if (value <= 0) throw errors.badRequest('Bad value for \'message_retention_days\': {value}', { value });
+  if (value <= 0) throw errors.badValue('message_retention_days', value);
   return value;
 }
 

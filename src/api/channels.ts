@@ -56,7 +56,7 @@ function parseRetention(value: unknown): RetentionInput | undefined {
   if (value === undefined) return undefined;
   if (value === 'realm_default' || value === 'unlimited' || value === 'forever') return value;
   if (typeof value === 'number') return value; // retentionToColumn refuses zero and negatives
-  throw errors.badRequest("Bad value for 'message_retention_days': {value}", { value: String(value) });
+  throw errors.badValue('message_retention_days', String(value));
 }
 
 const groupSettingParams = Object.fromEntries(STREAM_GROUP_SETTINGS.map((s) => [s, p.json(groupSettingSchema).optional()])) as Record<

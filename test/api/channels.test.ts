@@ -5,6 +5,9 @@ import { createChannel, err, sendToChannel, SUCCESS, systemGroups, type SystemGr
 import { queuedEvents, registerQueue } from '../helpers/events';
 
 const NOW = 1_700_000_000;
+/** Zulip's RequestVariableConversionError body. */
+const badValue = (name: string, value: string | number) =>
+  err(`Bad value for '${name}': ${value}`, 'REQUEST_VARIABLE_INVALID', { var_name: name, bad_value: value });
 let t: TestServer;
 let g: Record<SystemGroupName, number>;
 before(async () => {
@@ -160,7 +163,7 @@ describe('POST /channels/create', () => {
     }
     const bad = await t.api(t.users.owner, 'POST', '/channels/create', { name: 'retention-bad', subscribers: [], message_retention_days: 'sometimes' });
     assert.equal(bad.status, 400);
-    assert.equal(bad.body.code, 'BAD_REQUEST');
+    assert.deepEqual(bad.body, badValue('message_retention_days', 'sometimes'));
   });
 
   it('lets only owners set message_retention_days', async () => {
@@ -615,12 +618,12 @@ describe('PATCH /streams/{stream_id}: access settings as Zulip\'s update_stream_
     assert.deepEqual(res.body, SUCCESS);
     for (const days of [0, -1]) {
       res = await t.api(t.users.owner, 'PATCH', `/streams/${id}`, { message_retention_days: days });
-      assert.deepEqual(res.body, err(`Bad value for 'message_retention_days': ${days}`));
+      assert.deepEqual(res.body, badValue('message_retention_days', days));
       res = await t.api(t.users.owner, 'POST', '/channels/create', { name: `bad-retention-${days}`, subscribers: [], message_retention_days: days });
-      assert.deepEqual(res.body, err(`Bad value for 'message_retention_days': ${days}`));
+      assert.deepEqual(res.body, badValue('message_retention_days', days));
     }
     res = await t.api(t.users.owner, 'PATCH', `/streams/${id}`, { message_retention_days: 'sometimes' });
-    assert.deepEqual(res.body, err("Bad value for 'message_retention_days': sometimes"));
+    assert.deepEqual(res.body, badValue('message_retention_days', 'sometimes'));
   });
 });
 

@@ -5,6 +5,10 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { createChannel, err, systemGroups } from '../helpers/chat';
 
+/** Zulip's RequestVariableConversionError body. */
+const badValue = (name: string, value: string | number) =>
+  err(`Bad value for '${name}': ${value}`, 'REQUEST_VARIABLE_INVALID', { var_name: name, bad_value: value });
+
 let t: TestServer;
 let queue = '';
 let groups: ReturnType<typeof systemGroups>;
@@ -103,7 +107,7 @@ describe('PATCH /realm: simple settings', () => {
     for (const bad of [0, -5, 'soon']) {
       assert.deepEqual(
         await patch(admin, { message_content_edit_limit_seconds: bad }, 400),
-        err(`Bad value for 'message_content_edit_limit_seconds': ${bad}`),
+        badValue('message_content_edit_limit_seconds', bad),
       );
     }
     await patch(admin, { allow_message_editing: true });
@@ -115,7 +119,7 @@ describe('PATCH /realm: simple settings', () => {
     assert.deepEqual(await state(['realm_message_content_delete_limit_seconds']), { realm_message_content_delete_limit_seconds: 3600 });
     assert.deepEqual(await patch(admin, { message_content_delete_limit_seconds: 'unlimited' }), ok({ message_content_delete_limit_seconds: null }));
     assert.deepEqual(await realmEvents(), [update('message_content_delete_limit_seconds', 3600), update('message_content_delete_limit_seconds', null)]);
-    assert.deepEqual(await patch(admin, { message_content_delete_limit_seconds: -1 }, 400), err("Bad value for 'message_content_delete_limit_seconds': -1"));
+    assert.deepEqual(await patch(admin, { message_content_delete_limit_seconds: -1 }, 400), badValue('message_content_delete_limit_seconds', -1));
   });
 
   it('message_retention_days (owners): days, or "unlimited" shown as -1', async () => {
@@ -125,8 +129,8 @@ describe('PATCH /realm: simple settings', () => {
     assert.deepEqual(await patch(owner, { message_retention_days: 'unlimited' }), ok({ message_retention_days: -1 }));
     assert.deepEqual(await realmEvents(), [update('message_retention_days', 30), update('message_retention_days', -1)]);
     assert.deepEqual(await state(['realm_message_retention_days']), { realm_message_retention_days: -1 });
-    assert.deepEqual(await patch(owner, { message_retention_days: 0 }, 400), err("Bad value for 'message_retention_days': 0"));
-    assert.deepEqual(await patch(owner, { message_retention_days: 'never' }, 400), err("Bad value for 'message_retention_days': never"));
+    assert.deepEqual(await patch(owner, { message_retention_days: 0 }, 400), badValue('message_retention_days', 0));
+    assert.deepEqual(await patch(owner, { message_retention_days: 'never' }, 400), badValue('message_retention_days', 'never'));
   });
 
   it('mandatory_topics (topics_policy in Zulip 10 words), waiting_period_threshold (owners), send_channel_events_messages', async () => {
@@ -196,7 +200,7 @@ describe('PATCH /realm: sign-up and moving settings', () => {
       realm_move_messages_within_stream_limit_seconds: null,
       realm_move_messages_between_streams_limit_seconds: 60,
     });
-    assert.deepEqual(await patch(admin, { move_messages_between_streams_limit_seconds: 0 }, 400), err("Bad value for 'move_messages_between_streams_limit_seconds': 0"));
+    assert.deepEqual(await patch(admin, { move_messages_between_streams_limit_seconds: 0 }, 400), badValue('move_messages_between_streams_limit_seconds', 0));
     await patch(admin, { move_messages_within_stream_limit_seconds: 604800, move_messages_between_streams_limit_seconds: 604800 });
   });
 });
