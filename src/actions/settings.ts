@@ -20,6 +20,7 @@ import {
 } from '../lib/settings';
 import { findUserByDeliveryEmail, findUserByEmail, findUserById, isAdmin, isBot, type UserRow } from '../lib/users';
 import { checkFullName, PASSWORD_MIN_LENGTH, realmEmailProblem } from '../lib/validate';
+import { checkUniqueName } from '../lib/realm-settings';
 import { deleteOtherSessions } from './sessions';
 import { changeDeliveryEmail, emailVisibilityChanged } from './user-access';
 
@@ -153,14 +154,7 @@ export function doChangeSettings(app: App, acting: UserRow, change: SettingsChan
       // zulip-compat: with name changes disabled, a non-administrator's new name is silently dropped.
       if (!(extra.name_changes_disabled === true && !isAdmin(user))) {
         const name = checkFullName(change.fullName);
-        if (extra.require_unique_names === true) {
-          const clash = stmt(app.db, 'SELECT 1 FROM user WHERE realm_id = ? AND id <> ? AND full_name = ? COLLATE NOCASE').get(
-            user.realm_id,
-            user.id,
-            name,
-          );
-          if (clash) throw errors.badRequest('Unique names required in this organization.');
-        }
+        checkUniqueName(app.db, user.realm_id, name, user.id);
         if (name !== user.full_name) {
           stmt(app.db, 'UPDATE user SET full_name = ? WHERE id = ?').run(name, user.id);
           app.batch.onCommit(() =>
