@@ -5,7 +5,9 @@
 import type { App } from '../app';
 import { errors } from '../http/errors';
 import { codePoints, prefixCodePoints } from '../http/params';
+import { translate } from '../lib/i18n';
 import { directRecipients, type MessageRow } from '../lib/messages';
+import { getRealmById } from '../lib/realm';
 import { realmChannel } from '../lib/realm-settings';
 import { findStreamById } from '../lib/streams';
 import { findUserById, type UserRow } from '../lib/users';
@@ -56,8 +58,20 @@ function directMessageUrl(app: App, userIds: number[], messageId: number): strin
   return `${app.publicUrl.replace(/\/+$/, '')}/#narrow/dm/${slug}/near/${messageId}`;
 }
 
-/** The report Notification Bot posts (Zulip's send_message_report): its content. */
-function reportContent(app: App, reporter: UserRow, reported: UserRow, m: MessageRow, reportType: ReportType, description: string): string {
+/**
+ * The report Notification Bot posts (Zulip's send_message_report): its content, in `locale` (the
+ * organization's default language, as Zulip's override_language) where a catalogue has it.
+ */
+function reportContent(
+  app: App,
+  locale: string,
+  reporter: UserRow,
+  reported: UserRow,
+  m: MessageRow,
+  reportType: ReportType,
+  description: string,
+): string {
+  const _ = (template: string, vars: Record<string, unknown>) => translate(locale, template, vars);
   const reporterMention = silentMention(reporter);
   const reportedMention = silentMention(reported);
   const at = globalTime(m.date_sent);
@@ -65,8 +79,12 @@ function reportContent(app: App, reporter: UserRow, reported: UserRow, m: Messag
   let original: string;
   if (m.stream_id !== null) {
     const s = findStreamById(app.db, m.realm_id, m.stream_id);
-    header = `${reporterMention} reported a message sent by ${reportedMention} at ${at}.`;
-    original = `Original message at ${messageLinkSyntax(m.stream_id, s?.name ?? '', m.topic, m.id)}`;
+    header = _('{reporting_user_mention} reported a message sent by {reported_user_mention} at {reported_message_date_sent}.', {
+      reporting_user_mention: reporterMention,
+      reported_user_mention: reportedMention,
+      reported_message_date_sent: at,
+    });
+    original = _('Original message at {channel_message_link}', { channel_message_link: messageLinkSyntax(m.stream_id, s?.name ?? '', m.topic, m.id) });
   } else {
     const members = directRecipients(app.db, m.direct_group_id as number);
     if (members.length <= 2) {
@@ -74,13 +92,25 @@ function reportContent(app: App, reporter: UserRow, reported: UserRow, m: Messag
       const others = members.filter((u) => u.id !== m.sender_id);
       const recipient = others[0] ?? members[0] ?? reported;
       if (reported.id !== reporter.id) {
-        header = `${reporterMention} reported a direct message sent by ${reportedMention} at ${at}.`;
+        header = _('{reporting_user_mention} reported a direct message sent by {reported_user_mention} at {reported_message_date_sent}.', {
+          reporting_user_mention: reporterMention,
+          reported_user_mention: reportedMention,
+          reported_message_date_sent: at,
+        });
       } else {
         // Someone reporting their own message names whom it went to (themselves, for a note to self).
         const to = members.find((u) => u.id !== reporter.id);
-        header = `${reporterMention} reported a direct message sent by ${reportedMention} to ${silentMention(to ?? reporter)} at ${at}.`;
+        header = _(
+          '{reporting_user_mention} reported a direct message sent by {reported_user_mention} to {recipient_user} at {reported_message_date_sent}.',
+          {
+            reporting_user_mention: reporterMention,
+            reported_user_mention: reportedMention,
+            recipient_user: silentMention(to ?? reporter),
+            reported_message_date_sent: at,
+          },
+        );
       }
-      original = `[Original message](${directMessageUrl(app, [recipient.id], m.id)})`;
+      original = _('[Original message]({direct_message_link})', { direct_message_link: directMessageUrl(app, [recipient.id], m.id) });
     } else {
       // The other participants, their mentions sorted as text (Zulip sorts the mention strings).
       const mentions = members
@@ -89,15 +119,24 @@ function reportContent(app: App, reporter: UserRow, reported: UserRow, m: Messag
         .sort();
       const last = mentions.pop() as string;
       const list = mentions.join(', ') + (mentions.length > 1 ? ',' : '');
-      header = `${reporterMention} reported a direct message sent by ${reportedMention} to ${list} and ${last} at ${at}.`;
-      original = `[Original message](${directMessageUrl(app, members.map((u) => u.id), m.id)})`;
+      header = _(
+        '{reporting_user_mention} reported a direct message sent by {reported_user_mention} to {recipient_users} and {last_recipient_user} at {reported_message_date_sent}.',
+        {
+          reporting_user_mention: reporterMention,
+          reported_user_mention: reportedMention,
+          recipient_users: list,
+          last_recipient_user: last,
+          reported_message_date_sent: at,
+        },
+      );
+      original = _('[Original message]({direct_message_link})', { direct_message_link: directMessageUrl(app, members.map((u) => u.id), m.id) });
     }
   }
   const snippet = truncateContent(m.content, MAX_REPORT_SNIPPET_LENGTH, SNIPPET_TRUNCATED);
   const fence = unusedFence(snippet);
   return (
     header +
-    `\n\`\`\`quote\n**${REPORT_MESSAGE_REASONS[reportType]}**. ${description}\n\`\`\`\n\n` +
+    `\n\`\`\`quote\n**${_(REPORT_MESSAGE_REASONS[reportType], {})}**. ${description}\n\`\`\`\n\n` +
     `${fence} spoiler ${original}\n${snippet}\n${fence}\n`
   );
 }
@@ -114,9 +153,11 @@ export function doReportMessage(app: App, reporter: UserRow, messageId: number, 
     if (!channel) throw errors.badRequest('Message reporting is not enabled in this organization.');
     const m = accessMessage(app, reporter, messageId);
     const reported = findUserById(app.db, m.realm_id, m.sender_id) as UserRow;
-    const content = reportContent(app, reporter, reported, m, reportType, description);
+    // As Zulip's report_message_backend: the report is written in the organization's language.
+    const locale = String(getRealmById(app.db, reporter.realm_id)?.default_language ?? 'en');
+    const content = reportContent(app, locale, reporter, reported, m, reportType, description);
     // A channel that takes only the empty topic gets the report there.
-    const topic = channel.topics_policy === 'empty_topic_only' ? '' : `${reported.full_name} moderation`;
+    const topic = channel.topics_policy === 'empty_topic_only' ? '' : translate(locale, '{fullname} moderation', { fullname: reported.full_name });
     return doSendMessage(app, notificationBot(app, reporter.realm_id), {
       to: { kind: 'channel', streamId: channel.id, topic },
       content,

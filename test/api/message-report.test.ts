@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { createChannel, err, sendDirect, sendToChannel, SUCCESS, topicMessages } from '../helpers/chat';
 import { queuedEvents, registerQueue } from '../helpers/events';
+import { addCatalogue } from '../../src/lib/i18n';
 
 const NOW = 1_700_000_000; // 2023-11-14T22:13:20Z
 let t: TestServer;
@@ -268,6 +269,40 @@ describe('POST /messages/{message_id}/report', () => {
       assert.deepEqual((await report(u.hamlet, id, { report_type: 'other' })).body, err('An explanation is required.'));
     } finally {
       await t.api(u.admin, 'PATCH', '/realm', { moderation_request_channel_id: moderation });
+    }
+  });
+});
+
+describe('the report in the organization\'s language', () => {
+  it('is written from the catalogue of the organization\'s default language, as Zulip\'s override_language', async () => {
+    const u = t.users;
+    // Parley ships English only; a catalogue added for the test stands for a translation.
+    addCatalogue('de', {
+      '{reporting_user_mention} reported a message sent by {reported_user_mention} at {reported_message_date_sent}.':
+        '{reporting_user_mention} hat eine Nachricht von {reported_user_mention} vom {reported_message_date_sent} gemeldet.',
+      'Original message at {channel_message_link}': 'Ursprüngliche Nachricht unter {channel_message_link}',
+      Spam: 'Spam (de)',
+      '{fullname} moderation': 'Moderation {fullname}',
+    });
+    assert.equal((await t.api(u.admin, 'PATCH', '/realm', { default_language: 'de' })).status, 200);
+    try {
+      const id = await sendToChannel(t, u.othello, general, 'sprache', 'Hallo {fullname}');
+      assert.deepEqual((await report(u.hamlet, id, { report_type: 'spam', description: 'notes {x}' })).body, SUCCESS);
+      assert.deepEqual(
+        await lastReport('Moderation Othello'),
+        botReport(
+          'Moderation Othello',
+          reportText(
+            `${mention(u.hamlet)} hat eine Nachricht von ${mention(u.othello)} vom ${AT} gemeldet.`,
+            'Spam (de)',
+            'notes {x}',
+            `Ursprüngliche Nachricht unter #**general>sprache@${id}**`,
+            'Hallo {fullname}',
+          ),
+        ),
+      );
+    } finally {
+      await t.api(u.admin, 'PATCH', '/realm', { default_language: 'en' });
     }
   });
 });
