@@ -1,11 +1,13 @@
 // GET /streams/{id}/email_address (Zulip's get_stream_email_address). Parley has no incoming email
 // gateway, so it answers as a Zulip server whose EMAIL_GATEWAY_PATTERN is empty: the same access
-// checks on the channel and on sender_id, then an empty address (encode_email_address returns "").
+// checks on the channel, on posting in it and on sender_id, then an empty address
+// (encode_email_address returns "").
 import type { App } from '../app';
 import { errors } from '../http/errors';
 import { canAccessStreamContent, findStreamById } from '../lib/streams';
 import type { UserRow } from '../lib/users';
 import { accessBotById } from './bots';
+import { checkCanSendToChannel } from './messages';
 
 /**
  * The channel's email address for `user`, with `senderId` (a bot the user administers, or the user)
@@ -16,6 +18,8 @@ export function channelEmailAddress(app: App, user: UserRow, streamId: number, s
   // administrator who is not subscribed to a private channel is refused as well.
   const s = findStreamById(app.db, user.realm_id, streamId);
   if (!s || s.deactivated || !canAccessStreamContent(app.db, user, s)) throw errors.badRequest('Invalid channel ID');
+  // Since Zulip 12 (feature level 448) only those who may post in the channel get its address.
+  checkCanSendToChannel(app, user, s);
   // No sender_id is the Email Gateway bot (Parley has none); the caller is allowed; anything else
   // must be a bot the caller may administer (access_bot_by_id: "No such bot", "Insufficient permission").
   if (senderId !== undefined && senderId !== user.id) accessBotById(app, user, senderId);

@@ -903,6 +903,12 @@ describe('GET /streams/{stream_id}/email_address', () => {
       assert.deepEqual(res.body, err('Invalid channel ID'));
     }
     assert.deepEqual((await address(u.hamlet, priv)).body, EMPTY);
+    // Since feature level 448, only those who may post in the channel.
+    const announce = await createChannel(t, u.admin, 'mail-announce', [u.admin, u.hamlet], { can_send_message_group: g['role:administrators'] });
+    const refused = await address(u.hamlet, announce);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(refused.body, err('You do not have permission to post in this channel.'));
+    assert.deepEqual((await address(u.admin, announce)).body, EMPTY);
     // The check on the channel comes first.
     assert.deepEqual((await address(u.othello, priv, { sender_id: 999_999 })).body, err('Invalid channel ID'));
   });
