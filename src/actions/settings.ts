@@ -250,7 +250,9 @@ function startEmailChange(app: App, user: UserRow, newEmail: string, extra: Reco
   );
 }
 
-export type EmailConfirmResult = { ok: true; oldEmail: string; newEmail: string } | { ok: false; reason: 'invalid' | 'expired' | 'used' | 'taken' | 'deactivated' };
+export type EmailConfirmResult =
+  | { ok: true; oldEmail: string; newEmail: string }
+  | { ok: false; reason: 'invalid' | 'expired' | 'used' | 'taken' | 'deactivated' | 'disabled' };
 
 /** GET /accounts/confirm_new_email/{key}: applies a pending email change. */
 export function doConfirmEmailChange(app: App, key: string): EmailConfirmResult {
@@ -263,6 +265,9 @@ export function doConfirmEmailChange(app: App, key: string): EmailConfirmResult 
     if (row.expires < nowSeconds(app.clock)) return { ok: false, reason: 'expired' };
     const user = stmt(app.db, 'SELECT * FROM user WHERE id = ?').get(row.user_id) as UserRow | undefined;
     if (!user || !user.is_active) return { ok: false, reason: 'deactivated' };
+    // As Zulip's confirm_email_change: turned off since the request, the change is not made (the link
+    // stays unused here, so it works again if the setting is turned back on before it expires).
+    if (realmExtra(app, user.realm_id).email_changes_disabled === true && !isAdmin(user)) return { ok: false, reason: 'disabled' };
     const other = findUserByDeliveryEmail(app.db, user.realm_id, row.new_email) ?? findUserByEmail(app.db, user.realm_id, row.new_email);
     if (other && other.id !== user.id) return { ok: false, reason: 'taken' };
     stmt(app.db, 'UPDATE email_change SET used = 1 WHERE id = ?').run(row.id);
