@@ -253,8 +253,11 @@ describe('POST /messages/{message_id}/report', () => {
     await check({ report_type: 'spam', description: 'x'.repeat(1001) }, err('description is too long (limit: 1000 characters)'));
     // 1000 characters are fine.
     assert.deepEqual((await report(u.hamlet, id, { report_type: 'spam', description: 'x'.repeat(1000) })).body, SUCCESS);
-    // The message id in the path must be an integer.
+    // The message id in the path must be an integer; an id past what is stored is no message.
     assert.equal((await t.api(u.hamlet, 'POST', '/messages/abc/report', { report_type: 'spam' })).status, 404);
+    const huge = await t.api(u.hamlet, 'POST', '/messages/99999999999999999999/report', { report_type: 'spam' });
+    assert.ok(huge.status === 400 || huge.status === 404, huge.text);
+    assert.equal(huge.body.result, 'error');
   });
 
   it('answers "Message reporting is not enabled" while no moderation channel is set', async () => {
