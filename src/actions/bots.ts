@@ -22,6 +22,7 @@ import {
   type UserRow,
 } from '../lib/users';
 import { checkFullName, isValidEmail } from '../lib/validate';
+import { checkUniqueName } from '../lib/realm-settings';
 import { requireMemberOrAdmin } from './user-groups';
 import { activeUserIds, deactivateAccount, doCreateUser } from './users';
 
@@ -147,6 +148,7 @@ export function doCreateBot(app: App, user: UserRow, spec: NewBot): Record<strin
     const shortName = spec.shortName.trim();
     if (shortName === '') throw errors.badRequest('Bad name or username');
     const fullName = checkFullName(spec.fullName);
+    checkUniqueName(app.db, user.realm_id, fullName, null);
     if (spec.botType === BOT_TYPE.EMBEDDED) {
       // No embedded bot handlers ship with Parley.
       throw errors.badRequest('Embedded bots are not enabled.');
@@ -237,6 +239,7 @@ export function doUpdateBot(app: App, user: UserRow, botId: number, change: BotC
     const current = () => findUserById(app.db, bot.realm_id, bot.id) as UserRow;
     if (change.fullName !== undefined && change.fullName.trim() !== '' && change.fullName !== bot.full_name) {
       const name = checkFullName(change.fullName);
+      checkUniqueName(app.db, bot.realm_id, name, bot.id);
       checkBotNameAvailable(app, bot.realm_id, name, bot.id);
       stmt(app.db, 'UPDATE user SET full_name = ? WHERE id = ?').run(name, bot.id);
       botUpdate({ full_name: name });

@@ -13,6 +13,7 @@ import { pageRoutes } from './pages';
 import { linkifierRoutes } from './linkifiers';
 import { messageRoutes } from './messages';
 import { messageExtraRoutes } from './message-extras';
+import { messageReportRoutes } from './message-report';
 import { presenceRoutes } from './presence';
 import { profileFieldRoutes } from './profile-fields';
 import { pushRoutes } from './push';
@@ -37,7 +38,7 @@ import { userStatusRoutes } from './user-status';
 import { webRoutes } from './web';
 
 export const allRoutes: readonly AnyRoute[] = [
-  ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...submessageRoutes, ...userTopicRoutes,
+  ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...submessageRoutes, ...messageReportRoutes, ...userTopicRoutes,
   ...userGroupRoutes, ...botRoutes, ...botStorageRoutes, ...profileFieldRoutes,
   ...typingRoutes, ...scheduledMessageRoutes, ...reminderRoutes,
   ...settingsRoutes, ...draftRoutes, ...savedSnippetRoutes, ...navigationViewRoutes, ...playgroundRoutes, ...presenceRoutes, ...linkifierRoutes,
