@@ -52,7 +52,8 @@ export const botRoutes = [
       default_sending_stream: p.str().optional(),
       default_events_register_stream: p.str().optional(),
       default_all_public_streams: p.bool().optional(),
-      service_payload_url: p.str().optional(),
+      // Zulip takes it JSON-encoded (its web app sends JSON.stringify(url)); a bare URL is taken too.
+      service_payload_url: p.jsonOrStr(v.string('{var_name} is not a string')).optional(),
       service_interface: p.int().optional(),
     },
     handle: ({ app, user, params, path }) =>
