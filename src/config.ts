@@ -103,11 +103,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     deleteTopicBudgetMs: int('PARLEY_DELETE_TOPIC_BUDGET_MS', 50_000),
     logRequests: env.PARLEY_LOG_REQUESTS === '1',
     outgoingWebhooks: {
-      timeoutMs: int('PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS', 10_000),
-      maxResponseBytes: int('PARLEY_OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES', 1024 * 1024),
-      retryBaseMs: int('PARLEY_OUTGOING_WEBHOOK_RETRY_MS', 1000),
-      maxPending: int('PARLEY_OUTGOING_WEBHOOK_MAX_PENDING', 1000),
-      concurrency: int('PARLEY_OUTGOING_WEBHOOK_CONCURRENCY', 4),
+      // At least 1 ms, byte, request: a 0 would make every request fail or none run.
+      timeoutMs: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS', 10_000)),
+      maxResponseBytes: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES', 1024 * 1024)),
+      retryBaseMs: Math.max(0, int('PARLEY_OUTGOING_WEBHOOK_RETRY_MS', 1000)),
+      maxPending: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_MAX_PENDING', 1000)),
+      concurrency: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_CONCURRENCY', 4)),
       allowPrivate: env.PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE === 'on',
     },
   };
