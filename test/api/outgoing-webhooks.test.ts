@@ -463,13 +463,19 @@ describe('POST /bots and PATCH /bots/{id}: the outgoing webhook service', () => 
     for (const bad of [JSON.stringify('file:///etc/passwd'), JSON.stringify('nope'), JSON.stringify(`https://x.example.com/${'a'.repeat(2048)}`)]) {
       assert.deepEqual((await t.api(h, 'PATCH', `/bots/${patchy.id}`, { service_payload_url: bad })).body, invalid('service_payload_url'), bad);
     }
-    assert.deepEqual((await t.api(h, 'PATCH', `/bots/${patchy.id}`, { service_payload_url: '5' })).body.result, 'error');
+    for (const notString of ['5', 'null', '{"url": "https://x.example.com/"}', '["https://x.example.com/"]']) {
+      assert.deepEqual((await t.api(h, 'PATCH', `/bots/${patchy.id}`, { service_payload_url: notString })).body, err('service_payload_url is not a string'), notString);
+    }
     assert.deepEqual((await t.api(h, 'PATCH', `/bots/${patchy.id}`, { service_interface: 3 })).body, err('Invalid interface type'));
     // Only the owner and administrators; never a guest or a bot.
     assert.deepEqual((await t.api(t.users.othello, 'PATCH', `/bots/${patchy.id}`, { service_payload_url: JSON.stringify('https://evil.example.com/') })).body, err('Insufficient permission'));
     assert.deepEqual((await t.api(t.users.guest, 'PATCH', `/bots/${patchy.id}`, { service_payload_url: JSON.stringify('https://evil.example.com/') })).body, err('Not allowed for guest users'));
     assert.deepEqual((await t.api(t.users.bot, 'PATCH', `/bots/${patchy.id}`, { service_payload_url: JSON.stringify('https://evil.example.com/') })).body, err('This endpoint does not accept bot requests.'));
-    const reg = await t.api(h, 'POST', '/register', { fetch_event_types: ['realm_bot'] });
+    let reg = await t.api(h, 'POST', '/register', { fetch_event_types: ['realm_bot'] });
     assert.deepEqual(reg.body.realm_bots.find((b: { user_id: number }) => b.user_id === patchy.id).services, services);
+    // A bare URL (not JSON) is taken as it is.
+    assert.equal((await t.api(h, 'PATCH', `/bots/${patchy.id}`, { service_payload_url: 'https://three.example.com/' })).body.service_payload_url, 'https://three.example.com/');
+    reg = await t.api(h, 'POST', '/register', { fetch_event_types: ['realm_bot'] });
+    assert.deepEqual(reg.body.realm_bots.find((b: { user_id: number }) => b.user_id === patchy.id).services, [{ ...services[0], base_url: 'https://three.example.com/' }]);
   });
 });
