@@ -372,7 +372,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     // Who gets the message from an "Unknown user" is decided inside the write, with its reads: after
     // the commit each read would open a read transaction of its own (~20 µs a send).
     const hiddenFrom = userIdsWhoCannotAccess(app.db, sender, [...flagsWritten.keys()]);
-    const serviceBots = serviceBotTriggers(app, sender, stream, recipients, rendered.mentionedUserIds, addressees);
+    const serviceBots = serviceBotTriggers(app, sender, stream, recipients, rendered.mentionedUserIds, rendered.mentionedGroupIds, addressees);
     app.batch.onCommit(() => {
       // Before the message, so a guest's client knows its sender (Zulip sends these first too).
       if (gained !== null && gained.size > 0) announceAccessGained(app, gained);

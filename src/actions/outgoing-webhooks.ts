@@ -8,6 +8,7 @@
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { JsonableError } from '../http/errors';
+import { groupMemberIds } from '../lib/groups';
 import { senderAccessFor } from '../lib/access';
 import { formatMessages, type MessageRow } from '../lib/messages';
 import { outboundPost, type OutboundResult } from '../lib/outbound-http';
@@ -28,9 +29,10 @@ export type ServiceTrigger = { botId: number; trigger: 'mention' | 'direct_messa
 
 /**
  * Which outgoing-webhook bots a message triggers (Zulip's get_service_bot_events): in a channel, the
- * bots mentioned (not silently), in a direct message, the bots it is addressed to; never a bot's
- * message (bots answering bots would loop). zulip-compat: a bot mentioned in a channel whose messages
- * it may not read (a private channel it is not subscribed to) is not sent the message; Zulip sends it.
+ * bots mentioned (not silently), and the subscribed bots in a group mentioned (Zulip counts a group's
+ * members as mentioned); in a direct message, the bots it is addressed to. Never a bot's message
+ * (bots answering bots would loop). zulip-compat: a bot mentioned in a channel whose messages it may
+ * not read (a private channel it is not subscribed to) is not sent the message; Zulip sends it.
  */
 export function serviceBotTriggers(
   app: App,
@@ -38,19 +40,23 @@ export function serviceBotTriggers(
   stream: StreamRow | null,
   recipients: readonly number[],
   mentioned: ReadonlySet<number>,
+  mentionedGroups: ReadonlySet<number>,
   addressees: readonly UserRow[],
 ): ServiceTrigger[] {
   if (isBot(sender)) return [];
   if (stream === null) {
     return addressees.filter((u) => u.bot_type === BOT_TYPE.OUTGOING_WEBHOOK && u.is_active).map((u) => ({ botId: u.id, trigger: 'direct_message' }));
   }
-  if (mentioned.size === 0) return [];
+  if (mentioned.size === 0 && mentionedGroups.size === 0) return [];
+  const candidates = new Set(mentioned);
+  for (const gid of mentionedGroups) for (const uid of groupMemberIds(app.db, gid)) candidates.add(uid);
   const bots = stmt(app.db, 'SELECT * FROM user WHERE realm_id = ? AND bot_type = ? AND is_active = 1 AND id IN (SELECT value FROM json_each(?)) ORDER BY id').all(
     sender.realm_id,
     BOT_TYPE.OUTGOING_WEBHOOK,
-    JSON.stringify([...mentioned]),
+    JSON.stringify([...candidates]),
   ) as UserRow[];
-  return bots.filter((b) => recipients.includes(b.id) || canAccessStreamHistory(app.db, b, stream)).map((b) => ({ botId: b.id, trigger: 'mention' }));
+  const mayRead = (b: UserRow) => recipients.includes(b.id) || (mentioned.has(b.id) && canAccessStreamHistory(app.db, b, stream));
+  return bots.filter(mayRead).map((b) => ({ botId: b.id, trigger: 'mention' }));
 }
 
 interface ServiceRow {

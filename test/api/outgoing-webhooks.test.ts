@@ -250,6 +250,28 @@ describe('outgoing webhooks: who triggers them', () => {
   });
 });
 
+describe('outgoing webhooks: group mentions', () => {
+  it('a group mention triggers the subscribed bots among its members, as Zulip counts them mentioned', async () => {
+    const h = t.users.hamlet;
+    const group = await t.api(h, 'POST', '/user_groups/create', { name: 'bot-fans', description: 'd', members: [hooky.id] });
+    assert.equal(group.status, 200, group.text);
+    const before = hook.requests.length;
+    // Not subscribed: a group mention does not reach it (a direct mention would).
+    await send(t.users.othello, inTopic('groups'), '@*bot-fans* anyone?');
+    await idle();
+    assert.equal(hook.requests.length, before);
+    const sub = await t.api(h, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'bot-room' }], principals: [hooky.id] });
+    assert.equal(sub.status, 200, sub.text);
+    await send(t.users.othello, inTopic('groups'), '@_*bot-fans* silently');
+    await send(t.users.othello, inTopic('groups'), '@*bot-fans* now?');
+    await idle();
+    assert.deepEqual(
+      hook.requests.slice(before).map((r) => [JSON.parse(r.text).data, JSON.parse(r.text).trigger]),
+      [['@*bot-fans* now?', 'mention']],
+    );
+  });
+});
+
 describe('outgoing webhooks: failures', () => {
   it('an error status: "Failure!" in the conversation and the status and payload to the owner, no retry', async () => {
     const o = t.users.othello;
