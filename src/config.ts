@@ -37,6 +37,27 @@ export interface Config {
   deleteTopicBudgetMs: number;
   /** Log each request to stderr. */
   logRequests: boolean;
+  /** Outgoing-webhook bots: how their requests are bounded (src/lib/outbound-http.ts). */
+  outgoingWebhooks: OutgoingWebhookConfig;
+}
+
+export interface OutgoingWebhookConfig {
+  /** Whole request (connect, send, answer) before it counts as timed out (Zulip: 10 s). */
+  timeoutMs: number;
+  /** Largest answer read; a bigger one is a failure. */
+  maxResponseBytes: number;
+  /** Delay before the first retry of a timed-out or unreachable request; doubles per retry. */
+  retryBaseMs: number;
+  /** Deliveries waiting or running past which new ones are dropped (with a logged warning). */
+  maxPending: number;
+  /** Requests in flight at once, all bots together. */
+  concurrency: number;
+  /**
+   * Whether bots may reach loopback, link-local, unspecified addresses and this server's own
+   * addresses (off: those are refused, as a request to the server itself or a cloud metadata
+   * service would be a way in for whoever sets a bot's URL).
+   */
+  allowPrivate: boolean;
 }
 
 export const DEFAULT_PORT = 9991;
@@ -81,5 +102,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     deleteTopicBatchSize: int('PARLEY_DELETE_TOPIC_BATCH_SIZE', 1000),
     deleteTopicBudgetMs: int('PARLEY_DELETE_TOPIC_BUDGET_MS', 50_000),
     logRequests: env.PARLEY_LOG_REQUESTS === '1',
+    outgoingWebhooks: {
+      // At least 1 ms, byte, request: a 0 would make every request fail or none run.
+      timeoutMs: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS', 10_000)),
+      maxResponseBytes: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES', 1024 * 1024)),
+      retryBaseMs: Math.max(0, int('PARLEY_OUTGOING_WEBHOOK_RETRY_MS', 1000)),
+      maxPending: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_MAX_PENDING', 1000)),
+      concurrency: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_CONCURRENCY', 4)),
+      allowPrivate: env.PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE === 'on',
+    },
   };
 }

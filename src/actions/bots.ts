@@ -115,15 +115,21 @@ function checkCanCreateBot(app: App, user: UserRow, botType: number): void {
   throw errors.insufficientPermission();
 }
 
-function checkPayloadUrl(url: string): void {
+/** Django's URLValidator.max_length, which Zulip's check_url applies. */
+const MAX_PAYLOAD_URL_LENGTH = 2048;
+
+/** Zulip's check_url (Django's URLValidator) for the two parameters that take a bot's URL. */
+function checkPayloadUrl(url: string, varName: 'payload_url' | 'service_payload_url' = 'payload_url'): void {
   let ok = false;
+  const invalid = () => errors.badRequest('Invalid {var_name}: Value error, Not a URL', { var_name: varName });
+  if (url.length > MAX_PAYLOAD_URL_LENGTH) throw invalid();
   try {
     const u = new URL(url);
     ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
   } catch {
     ok = false;
   }
-  if (!ok) throw errors.badRequest('Invalid payload_url: Value error, Not a URL');
+  if (!ok) throw invalid();
 }
 
 export interface NewBot {
@@ -292,7 +298,7 @@ export function doUpdateBot(app: App, user: UserRow, botId: number, change: BotC
       if (change.serviceInterface !== undefined && !SERVICE_INTERFACES.includes(change.serviceInterface)) {
         throw errors.badRequest('Invalid interface type');
       }
-      if (change.servicePayloadUrl !== undefined) checkPayloadUrl(change.servicePayloadUrl);
+      if (change.servicePayloadUrl !== undefined) checkPayloadUrl(change.servicePayloadUrl, 'service_payload_url');
       if (bot.bot_type === BOT_TYPE.OUTGOING_WEBHOOK) {
         if (change.servicePayloadUrl !== undefined) stmt(app.db, 'UPDATE bot_service SET base_url = ? WHERE bot_id = ?').run(change.servicePayloadUrl, bot.id);
         if (change.serviceInterface !== undefined) stmt(app.db, 'UPDATE bot_service SET interface = ? WHERE bot_id = ?').run(change.serviceInterface, bot.id);

@@ -1,8 +1,15 @@
 // Bots: POST/GET /bots, PATCH/DELETE /bots/{id}, API key regeneration.
 import * as v from 'valibot';
 import { doCreateBot, doDeactivateBot, doRegenerateBotApiKey, doUpdateBot, listBots } from '../actions/bots';
+import { errors } from '../http/errors';
 import { p, zInt } from '../http/params';
 import { route } from '../http/route';
+
+/** A parameter decoded as JSON when it is JSON: a string, or Zulip's "is not a string". */
+function jsonString(value: unknown, name: string): string | undefined {
+  if (value === undefined || typeof value === 'string') return value;
+  throw errors.badRequest('{var_name} is not a string', { var_name: name });
+}
 
 export const botRoutes = [
   route({
@@ -52,7 +59,8 @@ export const botRoutes = [
       default_sending_stream: p.str().optional(),
       default_events_register_stream: p.str().optional(),
       default_all_public_streams: p.bool().optional(),
-      service_payload_url: p.str().optional(),
+      // Zulip takes it JSON-encoded (its web app sends JSON.stringify(url)); a bare URL is taken too.
+      service_payload_url: p.jsonOrStr(v.unknown()).optional(),
       service_interface: p.int().optional(),
     },
     handle: ({ app, user, params, path }) =>
@@ -63,7 +71,7 @@ export const botRoutes = [
         defaultSendingStream: params.default_sending_stream,
         defaultEventsRegisterStream: params.default_events_register_stream,
         defaultAllPublicStreams: params.default_all_public_streams,
-        servicePayloadUrl: params.service_payload_url,
+        servicePayloadUrl: jsonString(params.service_payload_url, 'service_payload_url'),
         serviceInterface: params.service_interface,
       }),
   }),
