@@ -16,6 +16,7 @@ import { pushRoutes } from './push';
 import { scheduledMessageRoutes } from './scheduled-messages';
 import { serverRoutes } from './server';
 import { settingsRoutes } from './settings';
+import { staticFileRoutes } from './static-files';
 import { tusRoutes } from './tus';
 import { typingRoutes } from './typing';
 import { uploadRoutes } from './uploads';
@@ -39,4 +40,4 @@ export const allRoutes: readonly AnyRoute[] = [
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,
   ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes,
-  ...realmRoutes, ...webRoutes];
+  ...realmRoutes, ...webRoutes, ...staticFileRoutes];

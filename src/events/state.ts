@@ -34,6 +34,7 @@ import { ROLE } from '../lib/roles';
 import { fakeEmailDomain } from '../lib/user-emails';
 import { formatField, listFields } from '../lib/profile-fields';
 import { listGroups } from '../lib/user-groups';
+import { emojiApiUrl } from '../lib/static-files';
 import type { ClientCapabilities } from './queue';
 
 export interface StateOptions {
@@ -521,7 +522,7 @@ registerStateProvider('realm', (app, user, opts) => {
     server_name_changes_disabled: false,
     server_needs_upgrade: false,
     server_web_public_streams_enabled: app.config.webPublicStreamsEnabled,
-    server_emoji_data_url: `${publicUrl}/static/generated/emoji/emoji_api.json`,
+    server_emoji_data_url: `${publicUrl}${emojiApiUrl()}`,
     server_can_summarize_topics: false,
     event_queue_longpoll_timeout_seconds: longpollTimeoutSeconds(app.config.heartbeatSeconds),
     realm_moderation_request_channel_id: -1,
