@@ -1,5 +1,6 @@
 // Every route Parley serves, in one table (the router, the docs generator and tests read it).
 import type { AnyRoute } from '../http/route';
+import { avatarRoutes } from './avatars';
 import { botStorageRoutes } from './bot-storage';
 import { botRoutes } from './bots';
 import { channelRoutes } from './channels';
@@ -40,4 +41,4 @@ export const allRoutes: readonly AnyRoute[] = [
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,
   ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes,
-  ...realmRoutes, ...webRoutes, ...staticFileRoutes];
+  ...realmRoutes, ...webRoutes, ...staticFileRoutes, ...avatarRoutes];
