@@ -4,7 +4,9 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { accessibleUsers } from './access';
 import { renderMarkdown, type RenderContext, type RenderResult } from './markdown';
+import { getRealmById } from './realm';
 import { realmEmojiLookup } from './realm-emoji';
+import { realmExtraSettings } from './realm-settings';
 import { topicKey } from './narrow';
 import { canAccessStreamContent, findStreamById } from './streams';
 import { firstReceivedInTopic, firstTopicMessage } from './user-messages';
@@ -73,6 +75,7 @@ export function renderContext(app: App, realmId: number, sender?: UserRow): Rend
       url_template: string;
     }[],
     realmUrl: app.publicUrl,
+    inlineImagePreview: realmExtraSettings(getRealmById(db, realmId)).inline_image_preview !== false,
   };
 }
 
