@@ -21,6 +21,7 @@ import {
 } from '../lib/avatars';
 import { getRealmById } from '../lib/realm';
 import { avatarUrl, botAudience, findUserById, isBot, type UserRow } from '../lib/users';
+import { accessBotById, doCreateBot, doUpdateBot, type BotChange, type NewBot } from './bots';
 import { announceAvatar } from './user-access';
 import { activeUserIds } from './users';
 
@@ -117,4 +118,28 @@ export function doUploadRealmIcon(app: App, admin: UserRow, files: readonly Uplo
  */
 export function doDeleteRealmIcon(app: App, admin: UserRow): string {
   return app.batch.write(() => changeIconSource(app, admin.realm_id, 'G'));
+}
+
+/**
+ * POST /bots with an avatar file (Zulip's add_bot_backend): the bot and its avatar in one write, so
+ * a refused image creates no bot. The bot's realm_bot add (Gravatar) is followed by its avatar's
+ * update events.
+ */
+export function doCreateBotWithAvatar(app: App, user: UserRow, spec: NewBot, files: readonly UploadedFile[]): Record<string, unknown> {
+  if (files.length > 1) throw errors.badRequest('You may only upload one file at a time');
+  return app.batch.write(() => {
+    const out = doCreateBot(app, user, spec);
+    if (files.length === 1) out.avatar_url = doSetAvatar(app, findUserById(app.db, user.realm_id, out.user_id as number) as UserRow, files);
+    return out;
+  });
+}
+
+/** PATCH /bots/{id} with an avatar file (Zulip's patch_bot_backend): the other changes, then the avatar. */
+export function doUpdateBotWithAvatar(app: App, user: UserRow, botId: number, change: BotChange, files: readonly UploadedFile[]): Record<string, unknown> {
+  if (files.length > 1) throw errors.badRequest('You may only upload one file at a time');
+  return app.batch.write(() => {
+    const out = doUpdateBot(app, user, botId, change);
+    if (files.length === 1) out.avatar_url = doSetAvatar(app, accessBotById(app, user, botId), files);
+    return out;
+  });
 }

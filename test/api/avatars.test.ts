@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import { basicAuth, startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { multipart, type Part } from '../helpers/multipart';
 import { queuedEvents, registerQueue } from '../helpers/events';
-import { err, SUCCESS } from '../helpers/chat';
+import { err, SUCCESS, systemGroups } from '../helpers/chat';
 
 let t: TestServer;
 before(async () => {
@@ -162,5 +162,65 @@ describe('GET /avatar/{email_or_id}', () => {
       assert.equal(res.headers.get('location'), location, path);
     }
     assert.equal((await get(`/avatar/${t.users.othello.id}`)).status, 401);
+  });
+
+  it('redirects to the unknown-user image for a user the caller may not see', async () => {
+    const groups = systemGroups(t);
+    t.app.db.prepare('UPDATE realm SET can_access_all_users_group = ?').run(groups['role:members']);
+    try {
+      for (const path of [`/avatar/${t.users.othello.id}`, `/avatar/${t.users.othello.id}/medium`]) {
+        const res = await get(path, t.users.guest);
+        assert.equal(res.status, 302);
+        assert.equal(res.headers.get('location'), '/static/images/unknown-user-avatar.png');
+      }
+    } finally {
+      t.app.db.prepare('UPDATE realm SET can_access_all_users_group = ?').run(groups['role:everyone']);
+    }
+  });
+});
+
+describe('bots with an avatar file', () => {
+  async function multipartCall(user: TestUser, method: string, path: string, parts: Part[]) {
+    const { body, contentType } = multipart(parts);
+    return t.raw(method, path, { headers: { authorization: basicAuth(user), 'content-type': contentType }, body });
+  }
+  const field = (name: string, value: string): Part => ({ field: name, data: Buffer.from(value) });
+  const botCount = () => (t.app.db.prepare('SELECT count(*) AS n FROM user WHERE bot_type IS NOT NULL').get() as { n: number }).n;
+
+  it('POST /bots stores the uploaded avatar with the new bot', async () => {
+    const res = await multipartCall(t.users.hamlet, 'POST', '/api/v1/bots', [field('full_name', 'Pictured Bot'), field('short_name', 'pictured'), png()]);
+    assert.equal(res.status, 200, res.text);
+    const bot = row(res.body.user_id);
+    assert.equal(bot.avatar_source, 'U');
+    assert.equal(res.body.avatar_url, `/user_avatars/${bot.realm_id}/${bot.avatar_file}.png?version=${bot.avatar_version}`);
+    assert.equal((await get(res.body.avatar_url)).status, 200);
+  });
+
+  it('POST /bots refuses two files or a file that is not an image, creating no bot', async () => {
+    const before = botCount();
+    const two = await multipartCall(t.users.hamlet, 'POST', '/api/v1/bots', [field('full_name', 'Two Bot'), field('short_name', 'two'), png(), png()]);
+    assert.deepEqual([two.status, two.body], [400, err('You may only upload one file at a time')]);
+    const text = await multipartCall(t.users.hamlet, 'POST', '/api/v1/bots', [
+      field('full_name', 'Text Bot'),
+      field('short_name', 'text'),
+      { field: 'f', filename: 'a.png', type: 'image/png', data: Buffer.from('not an image') },
+    ]);
+    assert.deepEqual([text.status, text.body], [400, err('Invalid image format', 'BAD_IMAGE')]);
+    assert.equal(botCount(), before);
+  });
+
+  it('PATCH /bots/{id} changes the avatar for whoever may administer the bot, with the events', async () => {
+    const q = await registerQueue(t, t.users.hamlet, ['realm_bot']);
+    const res = await multipartCall(t.users.hamlet, 'PATCH', `/api/v1/bots/${t.users.bot.id}`, [png()]);
+    assert.equal(res.status, 200, res.text);
+    const bot = row(t.users.bot.id);
+    const url = `/user_avatars/${bot.realm_id}/${bot.avatar_file}.png?version=${bot.avatar_version}`;
+    assert.equal(res.body.avatar_url, url);
+    assert.deepEqual(await queuedEvents(t, t.users.hamlet, q), [{ type: 'realm_bot', op: 'update', bot: { user_id: t.users.bot.id, avatar_url: url } }]);
+    const other = await multipartCall(t.users.othello, 'PATCH', `/api/v1/bots/${t.users.bot.id}`, [png()]);
+    assert.deepEqual([other.status, other.body], [400, err('Insufficient permission')]);
+    const two = await multipartCall(t.users.hamlet, 'PATCH', `/api/v1/bots/${t.users.bot.id}`, [png(), png()]);
+    assert.deepEqual([two.status, two.body], [400, err('You may only upload one file at a time')]);
+    assert.deepEqual(row(t.users.bot.id), bot);
   });
 });
