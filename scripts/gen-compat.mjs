@@ -37,8 +37,9 @@ const PARLEY_ONLY_NOTES = [
   [/^\/realm\/icon$/, 'the organization icon: upload, remove, redirect (Zulip serves it; undocumented in 10.2)'],
   [/^\/avatar\//, "Zulip's avatar redirects, by user ID or email"],
   [/^\/user_avatars\//, 'avatar, icon and custom emoji image files, as Zulip serves them'],
+  [/^\/static\/generated\/emoji\/images\//, 'the :zulip: emoji image'],
   [/^\/static\/generated\/emoji\//, 'server_emoji_data_url: the standard emoji table'],
-  [/^\/static\/images\//, 'built-in images: the default organization icon, the unknown-user avatar'],
+  [/^\/static\/images\//, 'built-in images: the default organization icon and logo, the unknown-user avatar'],
 ];
 
 function readEndpoints() {

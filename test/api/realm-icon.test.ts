@@ -41,7 +41,13 @@ describe('the default icon', () => {
     assert.equal(img.headers.get('x-content-type-options'), 'nosniff');
     assert.equal(img.headers.get('cache-control'), 'public, max-age=86400');
     assert.deepEqual(Buffer.from(await img.arrayBuffer()), fs.readFileSync(path.join(__dirname, '..', '..', 'assets', 'images', 'default-realm-icon.png')));
-    // The avatar of a user one may not see is an image too.
+    // So do the default logo, the :zulip: emoji and the avatar of a user one may not see.
+    for (const url of [reg.body.realm_logo_url, reg.body.realm_night_logo_url, '/static/generated/emoji/images/emoji/unicode/zulip.png']) {
+      const res = await get(url);
+      assert.equal(res.status, 200, url);
+      assert.equal(res.headers.get('content-type'), 'image/png', url);
+    }
+    assert.equal((await get('/static/images/logo/other.svg')).status, 404);
     const unknown = await get('/static/images/unknown-user-avatar.png');
     assert.equal(unknown.status, 200);
     assert.equal(unknown.headers.get('content-type'), 'image/png');
