@@ -105,7 +105,7 @@ export const avatarRoutes = [
     method: 'GET',
     path: '/user_avatars/{realm_id:int}/{file}',
     handle({ app, path }) {
-      const m = /^([A-Za-z0-9_-]+?)(?:-medium)?\.png$/.exec(path.file);
+      const m = /^([A-Za-z0-9_-]{32})(?:-medium)?\.png$/.exec(path.file);
       return imageReply(m ? avatarFilePath(app.uploadsDir, Number(path.realm_id), m[1]) : null);
     },
   }),
