@@ -104,7 +104,6 @@ function changeIconSource(app: App, realmId: number, source: 'G' | 'U'): string 
 export function doUploadRealmIcon(app: App, admin: UserRow, files: readonly UploadedFile[]): string {
   if (files.length !== 1) throw errors.badRequest('You must upload exactly one icon.');
   const file = files[0];
-  // zulip-compat: the icon's size message is the avatar's ("{max_size}" there, "{}" in Zulip's view).
   checkImage(file, MAX_ICON_FILE_SIZE_MIB);
   return app.batch.write(() => {
     place(file, realmIconPath(app.uploadsDir, admin.realm_id));
