@@ -34,7 +34,7 @@ const PARLEY_ONLY_NOTES = [
   [/^\/realm\/profile_fields\/\{\}$/, 'edit or delete one custom profile field (Zulip serves it; undocumented in 10.2)'],
   [/^\/users\/me\/profile_data\b/, 'own custom profile field values (Zulip serves it; undocumented in 10.2)'],
   [/^\/users\/me\/avatar$/, "upload or remove one's avatar (Zulip serves it; undocumented in 10.2)"],
-  [/^\/realm\/icon$/, 'the organization icon: upload, remove, redirect (Zulip serves it; undocumented in 10.2)'],
+  [/^\/realm\/icon$/, 'the organization icon: upload, remove (Zulip serves it; undocumented in 10.2)'],
   [/^\/avatar\//, "Zulip's avatar redirects, by user ID or email"],
   [/^\/user_avatars\//, 'avatar, icon and custom emoji image files, as Zulip serves them'],
   [/^\/static\/generated\/emoji\/images\//, 'the :zulip: emoji image'],

@@ -1,12 +1,13 @@
 // Avatars and the organization icon: uploading and removing them (POST/DELETE /users/me/avatar,
 // POST/DELETE /realm/icon), the image files (/user_avatars/...), and Zulip's redirecting URLs
-// (GET /avatar/{email_or_id}[/medium], GET /realm/icon).
+// (GET /avatar/{email_or_id}[/medium]). Zulip's GET /realm/icon (a redirect) is not served: under
+// /api/v1 every answer is JSON, and realm_icon_url already names the image.
 import fs from 'node:fs';
 import type { App } from '../app';
 import { doDeleteAvatar, doDeleteRealmIcon, doSetAvatar, doUploadRealmIcon } from '../actions/avatars';
 import { FileReply, Reply, publicRoute, route } from '../http/route';
 import { UNKNOWN_USER_AVATAR_URL, canAccessUser } from '../lib/access';
-import { avatarFilePath, realmIconPath, realmIconUrl, SNIFF_BYTES, sniffImageType } from '../lib/avatars';
+import { avatarFilePath, realmIconPath, SNIFF_BYTES, sniffImageType } from '../lib/avatars';
 import { getRealmById } from '../lib/realm';
 import { avatarUrl, findUserByEmail, findUserById, type UserRow } from '../lib/users';
 
@@ -79,13 +80,6 @@ export const avatarRoutes = [
     auth: 'user',
     requires: 'admin',
     handle: ({ app, user }) => ({ icon_url: doDeleteRealmIcon(app, user) }),
-  }),
-  route({
-    // Zulip's get_icon_backend: a redirect to the current icon.
-    method: 'GET',
-    path: '/api/v1/realm/icon',
-    auth: 'user',
-    handle: ({ app, user }) => found(realmIconUrl(app.publicUrl, getRealmById(app.db, user.realm_id))),
   }),
   route({
     method: 'GET',
