@@ -582,7 +582,6 @@ function profileDataByUser(db: Db, realmId: number): Map<number, Record<string, 
   return out;
 }
 
-
 registerStateProvider('realm_user', (app, user, opts) => {
   const db = app.db;
   const rows = stmt(db, 'SELECT * FROM user WHERE realm_id = ? ORDER BY id').all(user.realm_id) as UserRow[];
