@@ -43,6 +43,10 @@ async function sourceModule(name) {
 const { UWS_ASSET, SQLITE_ASSET, MANIFEST_ASSET } = await sourceModule('native.ts');
 const { LAZY_CHUNKS, chunkPath } = await sourceModule('lazy.ts');
 const chunkNames = Object.keys(LAZY_CHUNKS);
+// The built-in images, embedded as images/NAME; every name src/lib/static-files.ts serves must exist.
+const { STATIC_IMAGES: staticImages } = await sourceModule('lib/static-files.ts');
+const imagesDir = path.join(root, 'assets', 'images');
+for (const f of staticImages) if (!fs.existsSync(path.join(imagesDir, f))) throw new Error(`build.mjs: assets/images/${f} is missing (node scripts/gen-static-images.mjs)`);
 // The executable's entry script (src/sea-main.ts) runs the bundle from these two assets.
 const BUNDLE_ASSET = 'parley.cjs';
 const CODE_CACHE_ASSET = 'parley.cjs.code-cache';
@@ -213,6 +217,8 @@ try {
       [CODE_CACHE_ASSET]: codeCache,
       ...Object.fromEntries(chunkNames.map((n) => [chunkPath(n), chunks[n]])),
       ...Object.fromEntries(['manifest.json', ...webManifest.files].map((f) => [`web/${f}`, path.join(stagedWeb, f)])),
+      // The built-in images (src/lib/static-files.ts reads them as images/NAME).
+      ...Object.fromEntries(staticImages.map((f) => [`images/${f}`, path.join(imagesDir, f)])),
     },
   };
   fs.writeFileSync(seaConfig, JSON.stringify(config, null, 2) + '\n');
@@ -236,6 +242,9 @@ try {
   }
   fs.rmSync(path.join(dist, 'web'), { recursive: true, force: true });
   fs.renameSync(stagedWeb, path.join(dist, 'web'));
+  // dist/parley.cjs run by node reads the built-in images beside it.
+  fs.rmSync(path.join(dist, 'assets'), { recursive: true, force: true });
+  fs.cpSync(imagesDir, path.join(dist, 'assets', 'images'), { recursive: true });
   fs.renameSync(stagedBundle, bundle);
   fs.renameSync(stagedExe, exe);
 } finally {

@@ -34,6 +34,13 @@ const PARLEY_ONLY_NOTES = [
   [/^\/bots\b/, "Zulip's bot administration endpoints (used by the web app; not in the OpenAPI document)"],
   [/^\/realm\/profile_fields\/\{\}$/, 'edit or delete one custom profile field (Zulip serves it; undocumented in 10.2)'],
   [/^\/users\/me\/profile_data\b/, 'own custom profile field values (Zulip serves it; undocumented in 10.2)'],
+  [/^\/users\/me\/avatar$/, "upload or remove one's avatar (Zulip serves it; undocumented in 10.2)"],
+  [/^\/realm\/icon$/, 'the organization icon: upload, remove (Zulip serves it; undocumented in 10.2)'],
+  [/^\/avatar\//, "Zulip's avatar redirects, by user ID or email"],
+  [/^\/user_avatars\//, 'avatar, icon and custom emoji image files, as Zulip serves them'],
+  [/^\/static\/generated\/emoji\/images\//, 'the :zulip: emoji image'],
+  [/^\/static\/generated\/emoji\//, 'server_emoji_data_url: the standard emoji table'],
+  [/^\/static\/images\//, 'built-in images: the default organization icon and logo, the unknown-user avatar'],
 ];
 
 // Why a Zulip endpoint is not served (first matching 'METHOD shape' wins). Every endpoint Parley does

@@ -1,6 +1,7 @@
 // Bots: POST/GET /bots, PATCH/DELETE /bots/{id}, API key regeneration.
 import * as v from 'valibot';
-import { doCreateBot, doDeactivateBot, doRegenerateBotApiKey, doUpdateBot, listBots } from '../actions/bots';
+import { doCreateBotWithAvatar, doUpdateBotWithAvatar } from '../actions/avatars';
+import { doDeactivateBot, doRegenerateBotApiKey, listBots } from '../actions/bots';
 import { errors } from '../http/errors';
 import { p, zInt } from '../http/params';
 import { route } from '../http/route';
@@ -16,6 +17,8 @@ export const botRoutes = [
     method: 'POST',
     path: '/api/v1/bots',
     auth: 'user',
+    // An optional avatar image (multipart).
+    files: true,
     params: {
       full_name: p.str(),
       short_name: p.str(),
@@ -28,8 +31,8 @@ export const botRoutes = [
       default_events_register_stream: p.str().optional(),
       default_all_public_streams: p.bool().optional(),
     },
-    handle: ({ app, user, params }) =>
-      doCreateBot(app, user, {
+    handle: ({ app, user, params, files }) =>
+      doCreateBotWithAvatar(app, user, {
         fullName: params.full_name,
         shortName: params.short_name,
         botType: params.bot_type,
@@ -40,7 +43,7 @@ export const botRoutes = [
         defaultSendingStream: params.default_sending_stream,
         defaultEventsRegisterStream: params.default_events_register_stream,
         defaultAllPublicStreams: params.default_all_public_streams,
-      }),
+      }, files),
   }),
   route({
     method: 'GET',
@@ -52,6 +55,8 @@ export const botRoutes = [
     method: 'PATCH',
     path: '/api/v1/bots/{bot_id:int}',
     auth: 'user',
+    // An optional new avatar image (multipart).
+    files: true,
     params: {
       full_name: p.str().optional(),
       bot_owner_id: p.json(zInt()).optional(),
@@ -63,8 +68,8 @@ export const botRoutes = [
       service_payload_url: p.jsonOrStr(v.unknown()).optional(),
       service_interface: p.int().optional(),
     },
-    handle: ({ app, user, params, path }) =>
-      doUpdateBot(app, user, Number(path.bot_id), {
+    handle: ({ app, user, params, path, files }) =>
+      doUpdateBotWithAvatar(app, user, Number(path.bot_id), {
         fullName: params.full_name,
         botOwnerId: params.bot_owner_id,
         role: params.role,
@@ -73,7 +78,7 @@ export const botRoutes = [
         defaultAllPublicStreams: params.default_all_public_streams,
         servicePayloadUrl: jsonString(params.service_payload_url, 'service_payload_url'),
         serviceInterface: params.service_interface,
-      }),
+      }, files),
   }),
   route({
     method: 'DELETE',

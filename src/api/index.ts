@@ -1,5 +1,6 @@
 // Every route Parley serves, in one table (the router, the docs generator and tests read it).
 import type { AnyRoute } from '../http/route';
+import { avatarRoutes } from './avatars';
 import { botStorageRoutes } from './bot-storage';
 import { botRoutes } from './bots';
 import { channelRoutes } from './channels';
@@ -22,6 +23,7 @@ import { scheduledMessageRoutes } from './scheduled-messages';
 import { serverRoutes } from './server';
 import { settingsRoutes } from './settings';
 import { submessageRoutes } from './submessages';
+import { staticFileRoutes } from './static-files';
 import { tusRoutes } from './tus';
 import { typingRoutes } from './typing';
 import { uploadRoutes } from './uploads';
@@ -45,4 +47,4 @@ export const allRoutes: readonly AnyRoute[] = [
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,
   ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes,
-  ...realmRoutes, ...webRoutes];
+  ...realmRoutes, ...webRoutes, ...staticFileRoutes, ...avatarRoutes];

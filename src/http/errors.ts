@@ -116,6 +116,8 @@ export const errors = {
     }),
   incompatible: (names: string[]) =>
     new JsonableError('Unsupported parameter combination: {parameters}', { data: { parameters: names.join(', ') } }),
+  /** Zulip's BadImageError (an upload that is not an image it accepts). */
+  badImage: (template: string) => new JsonableError(template, { code: 'BAD_IMAGE' }),
   invalidJson: () => new JsonableError('Malformed JSON', { code: 'INVALID_JSON' }),
   unauthorized: (template = 'Not logged in: API authentication or user session required') =>
     new JsonableError(template, { code: 'UNAUTHORIZED', status: 401, headers: BASIC }),
