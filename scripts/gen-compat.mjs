@@ -47,7 +47,8 @@ const PARLEY_ONLY_NOTES = [
 // not serve needs one (test/conformance/compat-table.test.ts).
 const NOT_SERVED_REASONS = [
   [/^POST \/dev_fetch_api_key$/, 'development servers only: Zulip serves it only with its development environment'],
-  [/^POST \/(real-time|rest-error-handling|zulip-outgoing-webhook)$/, "a documentation page in Zulip's API document, not a route (Parley follows what it describes)"],
+  [/^POST \/zulip-outgoing-webhook$/, "the payload Zulip POSTs to an outgoing-webhook bot's own server, not a route: Parley sends it (README, Bots)"],
+  [/^POST \/(real-time|rest-error-handling)$/, "a documentation page in Zulip's API document, not a route (Parley follows what it describes)"],
   [/^POST \/jwt\/fetch_api_key$/, 'JWT authentication needs an external identity provider; Parley signs in with passwords and API keys'],
   [/^(GET|POST) \/calls\//, 'video calls through an external service (BigBlueButton, Nextcloud Talk, Webex, ...) that Parley has no integration with; Jitsi links need no server route'],
   [/^(GET|POST) \/export\/realm/, 'organization export: the data-portability issue (parley export)'],
