@@ -35,10 +35,18 @@ export function checkTools() {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     throw new Error(`build:arm64 cross-builds on linux-x64 (this is ${process.platform}-${process.arch}); on an arm64 Linux machine, npm run build makes a native arm64 executable`);
   }
-  const missing = [QEMU, ...Object.values(CROSS), ...Object.values(HOST), 'make', 'python3', 'tar'].filter((c) => !onPath(c));
-  if (!fs.existsSync(path.join(SYSROOT, 'lib', 'ld-linux-aarch64.so.1'))) missing.push(`${SYSROOT} (the aarch64 sysroot)`);
+  // Each missing command, with the Debian package that has it.
+  const needs = [
+    ...[QEMU, ...new Set(Object.values(CROSS))].map((cmd) => [cmd, null]),
+    ...[...new Set(Object.values(HOST)), 'make'].map((cmd) => [cmd, 'build-essential']),
+    ['python3', 'python3'],
+    ['tar', 'tar'],
+  ];
+  const missing = needs.filter(([cmd]) => !onPath(cmd));
+  if (!fs.existsSync(path.join(SYSROOT, 'lib', 'ld-linux-aarch64.so.1'))) missing.push([`${SYSROOT} (the aarch64 sysroot)`, null]);
   if (missing.length) {
-    throw new Error(`build:arm64 needs ${[...new Set(missing)].join(', ')}: install them with\n  sudo ${APT_INSTALL}\n(make and python3 come with build-essential and python3)`);
+    const extra = [...new Set(missing.map(([, pkg]) => pkg).filter(Boolean))];
+    throw new Error(`build:arm64 needs ${missing.map(([cmd]) => cmd).join(', ')}: install them with\n  sudo ${[APT_INSTALL, ...extra].join(' ')}`);
   }
 }
 
