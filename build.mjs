@@ -7,7 +7,8 @@
 // from the same bundle, with Node's arm64 binary and a cross-compiled better-sqlite3
 // (scripts/arm64-toolchain.mjs); the steps that must run the target Node (code cache, SEA blob, the
 // check) run it under qemu. It writes only that executable: the bundle, chunks and web files are the
-// same for every CPU and stay the native build's.
+// same for every CPU and stay the native build's. Its first run downloads and compiles (minutes);
+// later runs reuse .cache/arm64/ and take about half a minute, most of it the emulated runs.
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -101,7 +102,7 @@ if (cross) {
     uwsAsset: uwsAssetName('linux', 'arm64', process.versions.modules),
     sqliteDir: arm64Sqlite(cacheDir, node).dir,
     exeName: 'parley-linux-arm64',
-    // The emulated start is ~20 times slower; a loaded machine slows it further.
+    // An emulated start takes seconds, not a tenth of one; a loaded machine slows it further.
     timeoutMs: 300000,
   });
 }
