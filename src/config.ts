@@ -1,6 +1,7 @@
 // Server configuration: defaults, then environment variables, then CLI flags (applied by main.ts).
 import path from 'node:path';
 import type { SyncLevel } from './db/open';
+import { parseTrustedProxies } from './http/client-address';
 import { parseRule, RULES, type RuleSet } from './http/ratelimit';
 
 export interface Config {
@@ -37,9 +38,22 @@ export interface Config {
   deleteTopicBudgetMs: number;
   /** Log each request to stderr. */
   logRequests: boolean;
+  /** HTTPS: PEM certificate (chain) and private key files, both or neither; reloaded on SIGHUP. */
+  tlsCert: string | null;
+  tlsKey: string | null;
+  /** Passphrase of an encrypted tlsKey. */
+  tlsKeyPassphrase: string | null;
+  /** Reverse proxies (addresses, CIDR ranges) whose X-Forwarded-For is believed; none by default. */
+  trustedProxies: string[];
 }
 
 export const DEFAULT_PORT = 9991;
+
+/** The address the server answers at before any external URL: https when it serves TLS itself. */
+export function boundUrl(config: Pick<Config, 'host' | 'port' | 'tlsCert'>, port = config.port): string {
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `${config.tlsCert ? 'https' : 'http'}://${host}:${port}`;
+}
 
 /** The defaults, overridden by PARLEY_* environment variables. */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
@@ -81,5 +95,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     deleteTopicBatchSize: int('PARLEY_DELETE_TOPIC_BATCH_SIZE', 1000),
     deleteTopicBudgetMs: int('PARLEY_DELETE_TOPIC_BUDGET_MS', 50_000),
     logRequests: env.PARLEY_LOG_REQUESTS === '1',
+    tlsCert: env.PARLEY_TLS_CERT ? path.resolve(env.PARLEY_TLS_CERT) : null,
+    tlsKey: env.PARLEY_TLS_KEY ? path.resolve(env.PARLEY_TLS_KEY) : null,
+    tlsKeyPassphrase: env.PARLEY_TLS_KEY_PASSPHRASE || null,
+    trustedProxies: parseTrustedProxies(env.PARLEY_TRUSTED_PROXIES ?? '', 'PARLEY_TRUSTED_PROXIES'),
   };
 }
