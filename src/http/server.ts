@@ -174,7 +174,7 @@ export interface Server {
   close(graceMs?: number): Promise<void>;
 }
 
-/** A free TCP port on `host` (for TLS on port 0: see listenReusable). */
+/** A free TCP port on `host` (for TLS on port 0: see listenFirst). */
 function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
@@ -235,7 +235,9 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
     if (pair === null) made = uws.App();
     else {
       try {
-        made = uws.SSLApp({ cert_file_name: pair.cert, key_file_name: pair.key, ...(pair.passphrase ? { passphrase: pair.passphrase } : {}) });
+        // Always a passphrase, '' for a plain key: without one OpenSSL would prompt on a terminal if
+        // the key turned encrypted after the check.
+        made = uws.SSLApp({ cert_file_name: pair.cert, key_file_name: pair.key, passphrase: pair.passphrase ?? '' });
       } catch {
         // The files changed between the check and uWS reading them (a renewal half written), or
         // OpenSSL refused what Node's crypto accepted.
