@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { canonicalIp, clientAddress, parseTrustedProxies, trustedProxySet } from '../../src/http/client-address';
 import { configFromEnv } from '../../src/config';
 import { publicRoute } from '../../src/http/route';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { encodeParams, startTestServer, type TestServer } from '../helpers/server';
 
 /** A route that answers with the address the server attributes the request to. */
 const echoIp = publicRoute({
@@ -141,5 +141,51 @@ describe('client address behind an untrusted peer', () => {
 
   it('ignores X-Forwarded-For from a peer that is not in the list', async () => {
     assert.equal(await addressOf(t, '203.0.113.7'), '127.0.0.1');
+  });
+});
+
+describe('the sign-up email limit per client address', () => {
+  /** A server mailing at most one sign-up link a day per address, and a reusable invitation link. */
+  async function signUpServer(trustedProxies: string[]) {
+    const t = await startTestServer({
+      configure: (c) => {
+        c.trustedProxies = trustedProxies;
+        c.rateLimits = true;
+        c.rateLimitRules = { ...c.rateLimitRules, sendsEmailByIp: [{ max: 1, windowMs: 86_400_000 }] };
+      },
+    });
+    const link = new URL((await t.api(t.users.admin, 'POST', '/invites/multiuse', {})).body.invite_link).pathname;
+    const post = async (email: string, forwardedFor: string) =>
+      (
+        await fetch(t.url + link, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': forwardedFor },
+          body: encodeParams({ email }),
+        })
+      ).status;
+    return { t, post };
+  }
+
+  it('counts per forwarded address behind a trusted proxy', async () => {
+    const { t, post } = await signUpServer(['127.0.0.1']);
+    try {
+      assert.equal(await post('one@example.org', '192.0.2.1'), 200);
+      assert.equal(await post('two@example.org', '192.0.2.1'), 429);
+      assert.equal(await post('two@example.org', '198.51.100.9, 192.0.2.1'), 429);
+      assert.equal(await post('two@example.org', '192.0.2.2'), 200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('counts per socket peer otherwise, whatever the header says', async () => {
+    const { t, post } = await signUpServer([]);
+    try {
+      assert.equal(await post('one@example.org', '192.0.2.1'), 200);
+      assert.equal(await post('two@example.org', '192.0.2.2'), 429);
+    } finally {
+      await t.close();
+    }
   });
 });
