@@ -44,7 +44,9 @@ export function checkTlsPair(files: TlsFiles): CheckedTls {
   const keyPem = readPem(files.key, 'key');
   let cert: crypto.X509Certificate;
   try {
-    // The first certificate of the file (a fullchain.pem's leaf); uWS loads the whole chain.
+    // PEM only (Node would take DER too, uWS would not). The first certificate of the file is a
+    // fullchain.pem's leaf; uWS loads the whole chain.
+    if (!certPem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('not PEM');
     cert = new crypto.X509Certificate(certPem);
   } catch {
     throw new TlsError(`the TLS certificate ${files.cert} is not a PEM certificate`);

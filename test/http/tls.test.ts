@@ -4,6 +4,7 @@
 // start; https URLs and Secure cookies.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
@@ -197,6 +198,9 @@ describe('TLS settings', () => {
     assert.equal(check({ cert: missing, key: a.key }), `cannot read the TLS certificate ${missing}: no such file`);
     assert.equal(check({ cert: a.cert, key: dir }), `cannot read the TLS key ${dir}: it is a directory`);
     assert.equal(check({ cert: a.key, key: a.key }), `the TLS certificate ${a.key} is not a PEM certificate`);
+    const der = path.join(dir, 'a.der');
+    fs.writeFileSync(der, new crypto.X509Certificate(a.pem).raw);
+    assert.equal(check({ cert: der, key: a.key }), `the TLS certificate ${der} is not a PEM certificate`);
     assert.equal(check({ cert: a.cert, key: a.cert }), `the TLS key ${a.cert} is not a PEM private key`);
     assert.equal(check({ cert: a.cert, key: b.key }), `the TLS key ${b.key} does not match the certificate ${a.cert}`);
     assert.equal(check({ cert: enc.cert, key: enc.key }), `the TLS key ${enc.key} is encrypted: set PARLEY_TLS_KEY_PASSPHRASE`);
