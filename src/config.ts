@@ -1,6 +1,7 @@
 // Server configuration: defaults, then environment variables, then CLI flags (applied by main.ts).
 import path from 'node:path';
 import type { SyncLevel } from './db/open';
+import { parseTrustedProxies } from './http/client-address';
 import { parseRule, RULES, type RuleSet } from './http/ratelimit';
 
 export interface Config {
@@ -39,6 +40,13 @@ export interface Config {
   logRequests: boolean;
   /** Outgoing-webhook bots: how their requests are bounded (src/lib/outbound-http.ts). */
   outgoingWebhooks: OutgoingWebhookConfig;
+  /** HTTPS: PEM certificate (chain) and private key files, both or neither; reloaded on SIGHUP. */
+  tlsCert: string | null;
+  tlsKey: string | null;
+  /** Passphrase of an encrypted tlsKey. */
+  tlsKeyPassphrase: string | null;
+  /** Reverse proxies (addresses, CIDR ranges) whose X-Forwarded-For is believed; none by default. */
+  trustedProxies: string[];
 }
 
 export interface OutgoingWebhookConfig {
@@ -61,6 +69,12 @@ export interface OutgoingWebhookConfig {
 }
 
 export const DEFAULT_PORT = 9991;
+
+/** The address the server answers at before any external URL: https when it serves TLS itself. */
+export function boundUrl(config: Pick<Config, 'host' | 'port' | 'tlsCert'>, port = config.port): string {
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `${config.tlsCert ? 'https' : 'http'}://${host}:${port}`;
+}
 
 /** The defaults, overridden by PARLEY_* environment variables. */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
@@ -111,5 +125,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_CONCURRENCY', 4)),
       allowPrivate: env.PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE === 'on',
     },
+    tlsCert: env.PARLEY_TLS_CERT ? path.resolve(env.PARLEY_TLS_CERT) : null,
+    tlsKey: env.PARLEY_TLS_KEY ? path.resolve(env.PARLEY_TLS_KEY) : null,
+    tlsKeyPassphrase: env.PARLEY_TLS_KEY_PASSPHRASE || null,
+    trustedProxies: parseTrustedProxies(env.PARLEY_TRUSTED_PROXIES ?? '', 'PARLEY_TRUSTED_PROXIES'),
   };
 }
