@@ -81,7 +81,8 @@ describe('parley serve with a configuration file', () => {
     const own = tmp.make();
     const ownCreds = await initDataDir(own, SLOW);
     fs.writeFileSync(path.join(own, 'parley.conf'), 'external_url = "https://conf.example.com"\nmax_file_upload_size_mib = 5\n');
-    const seen = await observe(['--data-dir', own], {}, ownCreds);
+    // PARLEY_CONFIG empty counts as unset: the lookup runs (the helpers' default is /dev/null).
+    const seen = await observe(['--data-dir', own], { PARLEY_CONFIG: '' }, ownCreds);
     assert.deepEqual({ ...seen, listening: null }, { realm_url: 'https://conf.example.com', max_file_upload_size_mib: 5, statuses: [200, 200, 200], listening: null });
   });
 
