@@ -68,6 +68,11 @@ function userExists(name: string): boolean {
 }
 
 export function installService(values: Record<string, string | boolean | undefined>): number {
+  if (values.root === '' || values.exec === '') {
+    // An empty --root would mean the working directory, an empty --exec this directory: neither is meant.
+    process.stderr.write(`parley: --${values.root === '' ? 'root' : 'exec'} needs a path\nusage: ${INSTALL_SERVICE_USAGE}\n`);
+    return 2;
+  }
   const dryRun = values['dry-run'] === true;
   const root = path.resolve(typeof values.root === 'string' ? values.root : '/');
   const onThisSystem = root === '/';

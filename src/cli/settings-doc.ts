@@ -35,13 +35,13 @@ function flagText(s: Setting): string {
 export function serveSettingsHelp(): string {
   const rows = SETTINGS.map((s) => [flagText(s), s.env, s.key, s.doc.replace(/`/g, '')]);
   rows.unshift(['--config FILE', 'PARLEY_CONFIG', '', 'the configuration file']);
-  const w0 = Math.max(...rows.map((r) => r[0].length));
-  const w1 = Math.max(...rows.map((r) => r[1].length));
-  const w2 = Math.max(...rows.map((r) => r[2].length));
+  // Columns as wide as most entries need; the two longest flags (--no-access-limits-presence) overflow.
+  const width = (i: number, cap: number) => Math.min(cap, Math.max(...rows.map((r) => r[i].length)));
+  const [w0, w1, w2] = [width(0, 33), width(1, 34), width(2, 27)];
   return (
     '\nsettings: flag, environment variable, key in the configuration file (flags win over the environment,\n' +
     'which wins over the file; the file is --config FILE, else /etc/parley.toml, else DATA_DIR/parley.conf):\n' +
-    rows.map((r) => `  ${r[0].padEnd(w0)}  ${r[1].padEnd(w1)}  ${r[2].padEnd(w2)}  ${r[3]}`.trimEnd()).join('\n') +
+    rows.map((r) => `  ${r[0].padEnd(w0)} ${r[1].padEnd(w1)} ${r[2].padEnd(w2)} ${r[3]}`.trimEnd()).join('\n') +
     '\n'
   );
 }

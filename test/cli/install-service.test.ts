@@ -112,8 +112,15 @@ describe('parley install-service --root DIR', () => {
 
   it('refuses stray arguments and unknown flags as usage errors', async () => {
     const usage = 'usage: parley install-service [--no-start] [--dry-run] [--root DIR] [--exec PATH]\n';
-    const [a, b] = await Promise.all([runCli(['install-service', 'now'], SLOW), runCli(['install-service', '--user', 'x'], SLOW)]);
+    const [a, b, c, d] = await Promise.all([
+      runCli(['install-service', 'now'], SLOW),
+      runCli(['install-service', '--user', 'x'], SLOW),
+      runCli(['install-service', '--root', ''], SLOW),
+      runCli(['install-service', '--root', tmp.make(), '--exec', ''], SLOW),
+    ]);
     assert.deepEqual(a, { code: 2, signal: null, stdout: '', stderr: `parley: unexpected argument 'now'\n${usage}` });
+    assert.deepEqual(c, { code: 2, signal: null, stdout: '', stderr: `parley: --root needs a path\n${usage}` });
+    assert.deepEqual(d, { code: 2, signal: null, stdout: '', stderr: `parley: --exec needs a path\n${usage}` });
     assert.equal(b.code, 2);
     assert.ok(b.stderr.startsWith("parley: Unknown option '--user'") && b.stderr.endsWith(usage), b.stderr);
   });
