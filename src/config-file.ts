@@ -37,8 +37,16 @@ function lineOf(text: string, key: string): number {
   const k = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const re = new RegExp(`^\\s*(?:\\[\\[?\\s*)?(?:${k}|"${k}"|'${k}')\\s*[.=\\]]`);
   const lines = text.split(/\r?\n/);
-  const i = lines.findIndex((l) => re.test(l));
-  return i + 1;
+  // Lines inside a multi-line string (""" or ''') are text, not keys.
+  let open: string | null = null;
+  for (let i = 0; i < lines.length; i++) {
+    if (open === null && re.test(lines[i])) return i + 1;
+    for (const m of lines[i].matchAll(/"""|'''/g)) {
+      if (open === null) open = m[0];
+      else if (open === m[0]) open = null;
+    }
+  }
+  return 0;
 }
 
 /** Reads and checks the file: the settings it sets. */

@@ -98,7 +98,7 @@ export function settingByKey(key: string): Setting | undefined {
 export function expected(kind: Kind, source: 'file' | 'env' | 'flag'): string {
   switch (kind.type) {
     case 'string':
-      return 'a string';
+      return 'a non-empty string';
     case 'path':
       return 'a path';
     case 'url':
@@ -149,7 +149,8 @@ export function check(kind: Kind, value: unknown, base: string): Value | null {
     case 'boolean':
       return typeof value === 'boolean' ? value : null;
     case 'string':
-      return typeof value === 'string' ? value : null;
+      // An empty value would mean "unset" in the environment; in the file it is a mistake (host = "").
+      return typeof value === 'string' && value !== '' ? value : null;
     case 'path':
       if (typeof value !== 'string' || value === '') return null;
       return value === ':memory:' ? value : path.resolve(base, value);

@@ -167,7 +167,8 @@ describe('bad input', () => {
       ['port = 70000\n', 'line 1: port must be an integer from 0 to 65535, got 70000'],
       ['port = 1.5\n', 'line 1: port must be an integer from 0 to 65535, got 1.5'],
       ['host = "::"\nmax_body_bytes = 0\n', 'line 2: max_body_bytes must be an integer of at least 1, got 0'],
-      ['host = 127\n', 'line 1: host must be a string, got 127'],
+      ['host = 127\n', 'line 1: host must be a non-empty string, got 127'],
+      ['host = ""\n', 'line 1: host must be a non-empty string, got ""'],
       ['rate_limits = "off"\n', 'line 1: rate_limits must be true or false, got "off"'],
       ['synchronous = "extra"\n', 'line 1: synchronous must be "normal" or "full", got "extra"'],
       ['rate_limit_login = "5 per minute"\n', 'line 1: rate_limit_login must be requests/seconds like "200/60", got "5 per minute"'],
@@ -175,8 +176,9 @@ describe('bad input', () => {
       ['smtp_url = "http://mail.example.com"\n', 'line 1: smtp_url must be an smtp or smtps URL, got "http://mail.example.com"'],
       ['data_dir = ""\n', 'line 1: data_dir must be a path, got ""'],
       ['port = [1, 2]\n', 'line 1: port must be an integer from 0 to 65535, got an array'],
-      ['email_from = 2024-01-01\n', 'line 1: email_from must be a string, got a date'],
+      ['email_from = 2024-01-01\n', 'line 1: email_from must be a non-empty string, got a date'],
       ["  'port' = true\n", 'line 1: port must be an integer from 0 to 65535, got true'],
+      ['email_from = """\nport = 1\n"""\nport = "x"\n', 'line 4: port must be an integer from 0 to 65535, got "x"'],
     ];
     for (const [text, want] of cases) {
       const f = tomlFile(text);
