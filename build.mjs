@@ -142,6 +142,7 @@ try {
     ],
     define: {
       PARLEY_SCHEMA_SQL: JSON.stringify(fs.readFileSync(path.join(root, 'schema.sql'), 'utf8')),
+      PARLEY_SERVICE_UNIT: JSON.stringify(fs.readFileSync(path.join(root, 'packaging', 'parley.service'), 'utf8')),
       PARLEY_LAZY_CHUNKS: 'true',
       // cli-entry.ts starts the CLI; main.ts's `require.main === module` check must not start it again.
       'require.main': 'undefined',

@@ -1,8 +1,11 @@
-// Server configuration: defaults, then environment variables, then CLI flags (applied by main.ts).
+// Server configuration: the settings of src/settings.ts (defaults, then the configuration file, then
+// PARLEY_* environment variables, then flags) turned into the Config the server runs with.
 import path from 'node:path';
 import type { SyncLevel } from './db/open';
+import { chooseConfigFile, readConfigFile } from './config-file';
 import { parseTrustedProxies } from './http/client-address';
-import { parseRule, RULES, type RuleSet } from './http/ratelimit';
+import { parseRule, type RuleSet } from './http/ratelimit';
+import { defaults, valuesFromEnv, type Values } from './settings';
 
 export interface Config {
   /** Data directory: parley.db, uploads/, outbox/. ':memory:' keeps the database in memory. */
@@ -38,6 +41,12 @@ export interface Config {
   deleteTopicBudgetMs: number;
   /** Log each request to stderr. */
   logRequests: boolean;
+  /** Outgoing mail server (smtp:// or smtps:// URL); null writes emails to DATA_DIR/outbox/. */
+  smtpUrl: string | null;
+  /** Sender of outgoing email; null: Parley <noreply@HOST of the public URL>. */
+  emailFrom: string | null;
+  /** Where the executable extracts its native addons; null: PARLEY_CACHE_DIR or the user's cache dir. */
+  cacheDir: string | null;
   /** Outgoing-webhook bots: how their requests are bounded (src/lib/outbound-http.ts). */
   outgoingWebhooks: OutgoingWebhookConfig;
   /** HTTPS: PEM certificate (chain) and private key files, both or neither; reloaded on SIGHUP. */
@@ -76,58 +85,91 @@ export function boundUrl(config: Pick<Config, 'host' | 'port' | 'tlsCert'>, port
   return `${config.tlsCert ? 'https' : 'http'}://${host}:${port}`;
 }
 
-/** The defaults, overridden by PARLEY_* environment variables. */
-export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
-  const int = (name: string, dflt: number) => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return dflt;
-    const n = Number(raw);
-    if (!Number.isInteger(n)) throw new Error(`${name} must be an integer, got ${JSON.stringify(raw)}`);
-    return n;
-  };
-  const pushUrl = env.PARLEY_PUSH_URL;
+/** The Config for fully resolved settings (every key of SETTINGS present, checked by src/settings.ts). */
+export function configFromValues(v: Values): Config {
+  const str = (key: string) => (v[key] === null ? null : String(v[key]));
+  const num = (key: string) => v[key] as number;
+  const bool = (key: string) => v[key] as boolean;
+  const rule = (key: string) => parseRule(v[key] as string, key);
+  const pushUrl = str('push_url');
   return {
-    dataDir: path.resolve(env.PARLEY_DATA_DIR || './data'),
-    host: env.PARLEY_HOST || '127.0.0.1',
-    port: int('PARLEY_PORT', DEFAULT_PORT),
-    externalUrl: env.PARLEY_EXTERNAL_URL || null,
+    dataDir: v.data_dir as string,
+    host: v.host as string,
+    port: num('port'),
+    externalUrl: str('external_url'),
     // Decoding a form body is synchronous (~9 ms a MiB here, more with non-ASCII text): 6 MiB keeps
     // the longest one near 50 ms of the one process, so other requests wait well under 100 ms
     // (bench/security-bounds.ts); 32 MiB held them ~250 ms. Files are counted apart.
-    maxBodyBytes: int('PARLEY_MAX_BODY_BYTES', 6 * 1024 * 1024),
-    maxFileUploadSizeMib: int('PARLEY_MAX_FILE_UPLOAD_SIZE_MIB', 100),
-    botStorageLimit: int('PARLEY_BOT_STORAGE_LIMIT', 10_000_000),
-    rateLimits: (env.PARLEY_RATE_LIMITS ?? 'on') !== 'off',
+    maxBodyBytes: num('max_body_bytes'),
+    maxFileUploadSizeMib: num('max_file_upload_size_mib'),
+    botStorageLimit: num('bot_storage_limit'),
+    rateLimits: bool('rate_limits'),
     rateLimitRules: {
-      apiByUser: env.PARLEY_RATE_LIMIT_USER ? parseRule(env.PARLEY_RATE_LIMIT_USER, 'PARLEY_RATE_LIMIT_USER') : RULES.apiByUser,
-      apiByIp: env.PARLEY_RATE_LIMIT_IP ? parseRule(env.PARLEY_RATE_LIMIT_IP, 'PARLEY_RATE_LIMIT_IP') : RULES.apiByIp,
-      authenticateByUsername: env.PARLEY_RATE_LIMIT_LOGIN
-        ? parseRule(env.PARLEY_RATE_LIMIT_LOGIN, 'PARLEY_RATE_LIMIT_LOGIN')
-        : RULES.authenticateByUsername,
-      sendsEmailByIp: env.PARLEY_RATE_LIMIT_EMAIL_IP ? parseRule(env.PARLEY_RATE_LIMIT_EMAIL_IP, 'PARLEY_RATE_LIMIT_EMAIL_IP') : RULES.sendsEmailByIp,
+      apiByUser: rule('rate_limit_user'),
+      apiByIp: rule('rate_limit_ip'),
+      authenticateByUsername: rule('rate_limit_login'),
+      sendsEmailByIp: rule('rate_limit_email_ip'),
     },
-    synchronous: env.PARLEY_SYNCHRONOUS === 'full' ? 'full' : 'normal',
-    heartbeatSeconds: int('PARLEY_HEARTBEAT_SECONDS', 50),
-    queueLifespanSeconds: int('PARLEY_QUEUE_LIFESPAN_SECONDS', 600),
-    invitationValidityMinutes: int('PARLEY_INVITATION_VALIDITY_MINUTES', 14400),
-    webPublicStreamsEnabled: env.PARLEY_WEB_PUBLIC_STREAMS === 'on',
-    accessLimitsPresence: env.PARLEY_ACCESS_LIMITS_PRESENCE !== 'off',
-    pushService: pushUrl ? { url: pushUrl, token: env.PARLEY_PUSH_TOKEN } : null,
-    deleteTopicBatchSize: int('PARLEY_DELETE_TOPIC_BATCH_SIZE', 1000),
-    deleteTopicBudgetMs: int('PARLEY_DELETE_TOPIC_BUDGET_MS', 50_000),
-    logRequests: env.PARLEY_LOG_REQUESTS === '1',
+    synchronous: v.synchronous as SyncLevel,
+    heartbeatSeconds: num('heartbeat_seconds'),
+    queueLifespanSeconds: num('queue_lifespan_seconds'),
+    invitationValidityMinutes: num('invitation_validity_minutes'),
+    webPublicStreamsEnabled: bool('web_public_streams'),
+    accessLimitsPresence: bool('access_limits_presence'),
+    pushService: pushUrl ? { url: pushUrl, token: str('push_token') ?? undefined } : null,
+    deleteTopicBatchSize: num('delete_topic_batch_size'),
+    deleteTopicBudgetMs: num('delete_topic_budget_ms'),
+    logRequests: bool('log_requests'),
+    smtpUrl: str('smtp_url'),
+    emailFrom: str('email_from'),
+    cacheDir: str('cache_dir'),
     outgoingWebhooks: {
-      // At least 1 ms, byte, request: a 0 would make every request fail or none run.
-      timeoutMs: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS', 10_000)),
-      maxResponseBytes: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES', 1024 * 1024)),
-      retryBaseMs: Math.max(0, int('PARLEY_OUTGOING_WEBHOOK_RETRY_MS', 1000)),
-      maxPending: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_MAX_PENDING', 1000)),
-      concurrency: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_CONCURRENCY', 4)),
-      allowPrivate: env.PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE === 'on',
+      timeoutMs: num('outgoing_webhook_timeout_ms'),
+      maxResponseBytes: num('outgoing_webhook_max_response_bytes'),
+      retryBaseMs: num('outgoing_webhook_retry_ms'),
+      maxPending: num('outgoing_webhook_max_pending'),
+      concurrency: num('outgoing_webhook_concurrency'),
+      allowPrivate: bool('outgoing_webhook_allow_private'),
     },
-    tlsCert: env.PARLEY_TLS_CERT ? path.resolve(env.PARLEY_TLS_CERT) : null,
-    tlsKey: env.PARLEY_TLS_KEY ? path.resolve(env.PARLEY_TLS_KEY) : null,
-    tlsKeyPassphrase: env.PARLEY_TLS_KEY_PASSPHRASE || null,
-    trustedProxies: parseTrustedProxies(env.PARLEY_TRUSTED_PROXIES ?? '', 'PARLEY_TRUSTED_PROXIES'),
+    tlsCert: str('tls_cert'),
+    tlsKey: str('tls_key'),
+    tlsKeyPassphrase: str('tls_key_passphrase'),
+    trustedProxies: v.trusted_proxies === null ? [] : parseTrustedProxies(v.trusted_proxies as string, 'trusted_proxies'),
   };
+}
+
+/** Defaults with `values` over them; a relative default data_dir resolves against the working directory. */
+function resolve(...layers: Values[]): Values {
+  const v: Values = Object.assign(defaults(), ...layers);
+  if (v.data_dir !== ':memory:') v.data_dir = path.resolve(v.data_dir as string);
+  return v;
+}
+
+/** The defaults, overridden by PARLEY_* environment variables (no file: tests and benches use this). */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
+  return configFromValues(resolve(valuesFromEnv(env)));
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** The configuration file read, if any. */
+  file: string | null;
+  /** Whether data_dir came from a flag, the environment or the file (not the default). */
+  dataDirSet: boolean;
+}
+
+/**
+ * Flags over environment over file over defaults. `flags` holds the settings the command line set
+ * (checked by main.ts); `configFlag` is --config; `etc` replaces /etc/parley.toml in tests.
+ */
+export function loadConfig(opts: { flags: Values; configFlag?: string; env?: NodeJS.ProcessEnv; etc?: string }): LoadedConfig {
+  const env = opts.env ?? process.env;
+  const fromEnv = valuesFromEnv(env);
+  // The data directory decides where DATA_DIR/parley.conf is, so it cannot come from that file.
+  const dataDir = resolve(fromEnv, opts.flags).data_dir as string;
+  const choice = chooseConfigFile({ flag: opts.configFlag, env, dataDir, etc: opts.etc });
+  const fromFile = choice ? readConfigFile(choice) : {};
+  const v = resolve(fromFile, fromEnv, opts.flags);
+  const dataDirSet = [fromFile, fromEnv, opts.flags].some((layer) => layer.data_dir != null);
+  return { config: configFromValues(v), file: choice?.file ?? null, dataDirSet };
 }

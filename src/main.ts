@@ -1,9 +1,10 @@
-// The `parley` command line: serve, init, deactivate-realm, reactivate-realm, backup.
+// The `parley` command line: serve, init, deactivate-realm, reactivate-realm, backup, zuliprc,
+// install-service. Settings come from flags, the environment and the configuration file (src/config.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createApp, type App } from './app';
-import { configFromEnv, type Config } from './config';
+import { loadConfig, type Config } from './config';
 import { doCreateRealm, doSetRealmDeactivated } from './actions/realm';
 import { startRetentionJob } from './actions/retention';
 import { startScheduledDelivery } from './actions/scheduled-messages';
@@ -11,11 +12,14 @@ import { doCreateStarterChannel } from './actions/starter';
 import { syncApiEmails } from './actions/user-access';
 import { allRoutes } from './api';
 import { JsonableError } from './http/errors';
-import { parseTrustedProxies } from './http/client-address';
 import { startServer, type Server } from './http/server';
 import { checkTlsPair, TlsError } from './http/tls';
 import { DEMO_USERS, readyInfo, seedDemo, writeReadyFile } from './demo';
 import { zuliprc } from './cli/zuliprc';
+import { installService, INSTALL_SERVICE_OPTIONS, INSTALL_SERVICE_USAGE } from './cli/install-service';
+import { serveSettingsHelp } from './cli/settings-doc';
+import { setCacheDir } from './native';
+import { ConfigError, FlagError, SETTINGS, valuesFromFlags } from './settings';
 import { findRealm } from './lib/realm';
 import { findUserById, type UserRow } from './lib/users';
 import { randomAlnum } from './lib/secrets';
@@ -27,33 +31,39 @@ type Values = Record<string, string | boolean | undefined>;
 interface Command {
   summary: string;
   usage: string;
+  /** Printed after the usage by `--help` only. */
+  help?: string;
   options: Options;
   run(values: Record<string, string | boolean | undefined>): Promise<number> | number;
 }
 
 class UsageError extends Error {}
 
-const dataDirOption: Options = { 'data-dir': { type: 'string' } };
+/** Every command finds its data directory the same way: --data-dir, PARLEY_DATA_DIR, or the configuration file. */
+const dataDirOption: Options = { config: { type: 'string' }, 'data-dir': { type: 'string' } };
+
+/** One flag per setting (src/settings.ts); a boolean setting has --FLAG and --no-FLAG. */
+const settingOptions: Options = Object.fromEntries(
+  SETTINGS.flatMap((s): [string, Options[string]][] =>
+    s.kind.type === 'boolean'
+      ? [
+          [s.flag, { type: 'boolean' }],
+          [`no-${s.flag}`, { type: 'boolean' }],
+        ]
+      : [[s.flag, { type: 'string' }]],
+  ),
+);
 
 const COMMANDS: Record<string, Command> = {
   serve: {
     summary: 'run the server',
     usage:
-      'parley serve [--data-dir DIR|:memory:] [--host HOST] [--port PORT] [--external-url URL] [--no-rate-limits] [--synchronous normal|full]\n' +
-      '             [--tls-cert PEM --tls-key PEM] [--trusted-proxies ADDR,...] [--demo] [--ready-file PATH]\n' +
-      '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS,\n' +
-      '       PARLEY_TLS_CERT, PARLEY_TLS_KEY, PARLEY_TLS_KEY_PASSPHRASE, PARLEY_TRUSTED_PROXIES\n' +
-      '  SIGHUP reloads the TLS certificate and key',
+      'parley serve [--config FILE] [--data-dir DIR|:memory:] [--host HOST] [--port PORT] [--demo] [--ready-file PATH]\n' +
+      '             [--SETTING VALUE ...] [--no-rate-limits ...]   (parley serve --help lists every setting)',
+    help: serveSettingsHelp(),
     options: {
       ...dataDirOption,
-      host: { type: 'string' },
-      port: { type: 'string' },
-      'external-url': { type: 'string' },
-      'no-rate-limits': { type: 'boolean' },
-      synchronous: { type: 'string' },
-      'tls-cert': { type: 'string' },
-      'tls-key': { type: 'string' },
-      'trusted-proxies': { type: 'string' },
+      ...settingOptions,
       demo: { type: 'boolean' },
       'ready-file': { type: 'string' },
     },
@@ -61,7 +71,7 @@ const COMMANDS: Record<string, Command> = {
   },
   init: {
     summary: 'create the organization and its owner; prints one JSON line with the credentials',
-    usage: 'parley init --data-dir DIR --realm-name NAME --email EMAIL --password PW [--full-name NAME]',
+    usage: 'parley init --data-dir DIR|--config FILE --realm-name NAME --email EMAIL --password PW [--full-name NAME]',
     options: {
       ...dataDirOption,
       'realm-name': { type: 'string' },
@@ -73,27 +83,33 @@ const COMMANDS: Record<string, Command> = {
   },
   'deactivate-realm': {
     summary: 'deactivate the organization (server stopped)',
-    usage: 'parley deactivate-realm --data-dir DIR',
+    usage: 'parley deactivate-realm --data-dir DIR|--config FILE',
     options: dataDirOption,
     run: (v) => setRealmState(v, true),
   },
   'reactivate-realm': {
     summary: 'reactivate the organization (server stopped)',
-    usage: 'parley reactivate-realm --data-dir DIR',
+    usage: 'parley reactivate-realm --data-dir DIR|--config FILE',
     options: dataDirOption,
     run: (v) => setRealmState(v, false),
   },
   backup: {
     summary: "copy the database consistently with SQLite's online backup (works while serving)",
-    usage: 'parley backup --data-dir DIR FILE',
+    usage: 'parley backup --data-dir DIR|--config FILE BACKUP_FILE',
     options: dataDirOption,
     run: () => 0, // replaced below: needs positionals
   },
   zuliprc: {
     summary: "print a zuliprc ([api] email, key, site) for a user",
-    usage: 'parley zuliprc --data-dir DIR --email EMAIL [--site URL]',
+    usage: 'parley zuliprc --data-dir DIR|--config FILE --email EMAIL [--site URL]',
     options: { ...dataDirOption, email: { type: 'string' }, site: { type: 'string' } },
     run: (v) => zuliprc(openExisting(v), v),
+  },
+  'install-service': {
+    summary: 'install Parley as a systemd service (user parley, /var/lib/parley, /etc/parley.toml)',
+    usage: INSTALL_SERVICE_USAGE,
+    options: INSTALL_SERVICE_OPTIONS,
+    run: (v) => installService(v),
   },
 };
 
@@ -105,10 +121,11 @@ function topUsage(): string {
 }
 
 function baseConfig(values: Record<string, string | boolean | undefined>, requireDataDir: boolean): Config {
-  const config = configFromEnv();
-  const dir = values['data-dir'];
-  if (typeof dir === 'string') config.dataDir = dir === ':memory:' ? dir : path.resolve(dir);
-  else if (requireDataDir && !process.env.PARLEY_DATA_DIR) throw new UsageError('--data-dir is required');
+  const configFlag = typeof values.config === 'string' ? values.config : undefined;
+  const { config, dataDirSet } = loadConfig({ flags: valuesFromFlags(values), configFlag });
+  if (requireDataDir && !dataDirSet) throw new UsageError('--data-dir is required (or PARLEY_DATA_DIR, or data_dir in the configuration file)');
+  // Before createApp loads SQLite's addon: the executable extracts it there.
+  setCacheDir(config.cacheDir);
   return config;
 }
 
@@ -160,29 +177,9 @@ function init(values: Record<string, string | boolean | undefined>): number {
 
 async function serve(values: Record<string, string | boolean | undefined>): Promise<number> {
   const config = baseConfig(values, false);
-  if (typeof values.host === 'string') config.host = values.host;
-  if (typeof values.port === 'string') {
-    const port = Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`invalid --port ${values.port}`);
-    config.port = port;
-  }
-  if (typeof values['external-url'] === 'string') config.externalUrl = values['external-url'].replace(/\/+$/, '');
-  if (values['no-rate-limits']) config.rateLimits = false;
-  if (values.synchronous !== undefined) {
-    if (values.synchronous !== 'normal' && values.synchronous !== 'full') throw new UsageError('--synchronous must be normal or full');
-    config.synchronous = values.synchronous;
-  }
-  if (typeof values['tls-cert'] === 'string') config.tlsCert = path.resolve(values['tls-cert']);
-  if (typeof values['tls-key'] === 'string') config.tlsKey = path.resolve(values['tls-key']);
-  if ((config.tlsCert === null) !== (config.tlsKey === null)) throw new UsageError('--tls-cert and --tls-key go together (or PARLEY_TLS_CERT and PARLEY_TLS_KEY)');
-  if (typeof values['trusted-proxies'] === 'string') {
-    try {
-      config.trustedProxies = parseTrustedProxies(values['trusted-proxies'], '--trusted-proxies');
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-  }
-  // Before anything is written: a first start must not create the organization and then fail.
+  // Both or neither, from whichever layers set them; checked before anything is written, so a first
+  // start cannot create the organization and then fail.
+  if ((config.tlsCert === null) !== (config.tlsKey === null)) throw new UsageError('--tls-cert and --tls-key go together (or PARLEY_TLS_CERT and PARLEY_TLS_KEY, tls_cert and tls_key)');
   if (config.tlsCert && config.tlsKey) checkTlsPair({ cert: config.tlsCert, key: config.tlsKey, passphrase: config.tlsKeyPassphrase });
   const app = createApp(config);
   let readyEmails: readonly string[] = values.demo ? DEMO_USERS.map((u) => u.email) : [];
@@ -252,7 +249,7 @@ function reloadTls(server: Server): void {
 
 async function backup(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: dataDirOption, allowPositionals: true, strict: true });
-  if (positionals.length !== 1) throw new UsageError('backup needs exactly one FILE');
+  if (positionals.length !== 1) throw new UsageError('backup needs exactly one BACKUP_FILE');
   const app = openExisting(values as Values);
   try {
     // Online backup copies a consistent snapshot page by page while other connections keep writing.
@@ -285,7 +282,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(`usage: ${command.usage}\n`);
+    process.stdout.write(`usage: ${command.usage}\n${command.help ?? ''}`);
     return 0;
   }
   try {
@@ -294,8 +291,14 @@ export async function main(argv: string[]): Promise<number> {
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     return await command.run(values as Values);
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (err instanceof UsageError || err instanceof FlagError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`parley: ${(err as Error).message}\nusage: ${command.usage}\n`);
+      return 2;
+    }
+    if (err instanceof ConfigError) {
+      // A configuration mistake: exit 2 like a usage error (the service does not restart on it), but
+      // the message already names the file, line and key, so no usage text.
+      process.stderr.write(`parley: ${err.message}\n`);
       return 2;
     }
     if (err instanceof JsonableError) {

@@ -47,9 +47,24 @@ function dlopen(file: string): unknown {
   return mod.exports;
 }
 
-/** Where extracted addons live: PARLEY_CACHE_DIR, else the user's cache dir ($XDG_CACHE_HOME or ~/.cache). */
+let configuredCacheDir: string | null = null;
+
+/**
+ * The cache_dir setting (flag, environment or configuration file), set by main.ts before anything loads
+ * an addon. Without it PARLEY_CACHE_DIR is read here, for tests and benches that build no Config.
+ */
+export function setCacheDir(dir: string | null): void {
+  configuredCacheDir = dir;
+}
+
+function explicitCacheDir(): string | null {
+  return configuredCacheDir ?? (process.env.PARLEY_CACHE_DIR ? path.resolve(process.env.PARLEY_CACHE_DIR) : null);
+}
+
+/** Where extracted addons live: cache_dir, else the user's cache dir ($XDG_CACHE_HOME or ~/.cache). */
 function cacheBase(): string {
-  if (process.env.PARLEY_CACHE_DIR) return path.resolve(process.env.PARLEY_CACHE_DIR);
+  const explicit = explicitCacheDir();
+  if (explicit) return explicit;
   return path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'parley');
 }
 
@@ -117,7 +132,7 @@ function extractAsset(sea: Sea, name: string): string {
   try {
     return writeCached(base, entry.sha256, name, bytes);
   } catch (err) {
-    if (process.env.PARLEY_CACHE_DIR) throw err; // an explicit choice fails loudly
+    if (explicitCacheDir()) throw err; // an explicit choice fails loudly
     const tmpBase = privateTmpBase();
     return cached(tmpBase, entry.sha256, name, entry.size) ?? writeCached(tmpBase, entry.sha256, name, bytes);
   }

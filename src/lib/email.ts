@@ -1,4 +1,4 @@
-// Outgoing email. With PARLEY_SMTP_URL set (e.g. smtp://user:pass@mail.example.com:587) mail goes out
+// Outgoing email. With smtp_url set (PARLEY_SMTP_URL, e.g. smtp://user:pass@mail.example.com:587) mail goes out
 // through nodemailer; otherwise each message is written as one .eml file to DATA_DIR/outbox/ and logged,
 // so small installs and tests work without a mail server. The text part is UTF-8 with
 // Content-Transfer-Encoding 8bit (never quoted-printable or base64), so links stay readable in the file.
@@ -20,9 +20,9 @@ export function outboxDir(app: App): string {
   return app.config.dataDir === ':memory:' ? path.join(app.uploadsDir, 'outbox') : path.join(app.config.dataDir, 'outbox');
 }
 
-/** The sender address: PARLEY_EMAIL_FROM, else noreply@ the host of the public URL. */
+/** The sender address: email_from (PARLEY_EMAIL_FROM), else noreply@ the host of the public URL. */
 function fromAddress(app: App): string {
-  const configured = process.env.PARLEY_EMAIL_FROM;
+  const configured = app.config.emailFrom;
   if (configured) return configured;
   let host = 'localhost';
   try {
@@ -63,7 +63,7 @@ export function formatEml(from: string, mail: OutgoingEmail, date: Date, message
  */
 export function sendEmail(app: App, mail: OutgoingEmail): string | null {
   const from = fromAddress(app);
-  const smtpUrl = process.env.PARLEY_SMTP_URL;
+  const smtpUrl = app.config.smtpUrl;
   if (smtpUrl) {
     // Loaded on first use (src/lazy.ts): nodemailer costs ~20 ms and ~5 MB, too much for every start.
     const nodemailer = loadNodemailer();

@@ -194,4 +194,26 @@ describe('dist/parley (single executable)', () => {
       await push.close();
     }
   });
+
+  it('installs itself as a service with its embedded unit, and takes cache_dir from a configuration file', async () => {
+    const { dir, exe } = copyBinary();
+    // No packaging/ next to the copy: the unit must come from inside the executable.
+    const root = tmp.make();
+    const installed = await runCli(['install-service', '--root', root, '--no-start'], { cli: [exe], cwd: dir });
+    assert.equal(installed.code, 0, installed.stderr);
+    const shipped = fs.readFileSync(path.resolve(__dirname, '..', '..', 'packaging', 'parley.service'), 'utf8');
+    assert.equal(
+      fs.readFileSync(path.join(root, 'etc/systemd/system/parley.service'), 'utf8'),
+      shipped.replace('ExecStart=/usr/local/bin/parley serve', `ExecStart=${exe} serve`),
+    );
+
+    // cache_dir (and data_dir) from the file: the addons are extracted where the file says.
+    fs.writeFileSync(path.join(dir, 'parley.toml'), 'data_dir = "d"\ncache_dir = "addons"\nport = 0\n');
+    const server = await startServe(['--config', 'parley.toml'], { cli: [exe], cwd: dir });
+    const exit = await server.stop();
+    assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null });
+    assert.ok(fs.existsSync(path.join(dir, 'd', 'parley.db')));
+    const extracted = fs.readdirSync(path.join(dir, 'addons')).flatMap((hash) => fs.readdirSync(path.join(dir, 'addons', hash))).sort();
+    assert.deepEqual(extracted, [SQLITE_ASSET, UWS_ASSET].sort());
+  });
 });

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { runCli } from '../helpers/cli';
 import { PARLEY_VERSION } from '../../src/version';
+import { serveSettingsHelp } from '../../src/cli/settings-doc';
 
 const TOP_USAGE = `usage: parley <command> [options]
 
@@ -13,18 +14,16 @@ commands:
   reactivate-realm   reactivate the organization (server stopped)
   backup             copy the database consistently with SQLite's online backup (works while serving)
   zuliprc            print a zuliprc ([api] email, key, site) for a user
+  install-service    install Parley as a systemd service (user parley, /var/lib/parley, /etc/parley.toml)
 
 parley --version     print the version
 parley <command> --help
 `;
 
 const SERVE_USAGE =
-  'usage: parley serve [--data-dir DIR|:memory:] [--host HOST] [--port PORT] [--external-url URL] [--no-rate-limits] [--synchronous normal|full]\n' +
-  '             [--tls-cert PEM --tls-key PEM] [--trusted-proxies ADDR,...] [--demo] [--ready-file PATH]\n' +
-  '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS,\n' +
-  '       PARLEY_TLS_CERT, PARLEY_TLS_KEY, PARLEY_TLS_KEY_PASSPHRASE, PARLEY_TRUSTED_PROXIES\n' +
-  '  SIGHUP reloads the TLS certificate and key\n';
-const INIT_USAGE = 'usage: parley init --data-dir DIR --realm-name NAME --email EMAIL --password PW [--full-name NAME]\n';
+  'usage: parley serve [--config FILE] [--data-dir DIR|:memory:] [--host HOST] [--port PORT] [--demo] [--ready-file PATH]\n' +
+  '             [--SETTING VALUE ...] [--no-rate-limits ...]   (parley serve --help lists every setting)\n';
+const INIT_USAGE = 'usage: parley init --data-dir DIR|--config FILE --realm-name NAME --email EMAIL --password PW [--full-name NAME]\n';
 
 describe('parley --version', () => {
   it('prints the version and exits 0', async () => {
@@ -41,14 +40,16 @@ describe('parley --help', () => {
 describe('parley <command> --help', () => {
   it('prints the usage of each command and exits 0', async () => {
     const cases: [string, string][] = [
-      ['serve', SERVE_USAGE],
+      ['serve', SERVE_USAGE + serveSettingsHelp()],
       ['init', INIT_USAGE],
-      ['deactivate-realm', 'usage: parley deactivate-realm --data-dir DIR\n'],
-      ['reactivate-realm', 'usage: parley reactivate-realm --data-dir DIR\n'],
-      ['backup', 'usage: parley backup --data-dir DIR FILE\n'],
-      ['zuliprc', 'usage: parley zuliprc --data-dir DIR --email EMAIL [--site URL]\n'],
+      ['deactivate-realm', 'usage: parley deactivate-realm --data-dir DIR|--config FILE\n'],
+      ['reactivate-realm', 'usage: parley reactivate-realm --data-dir DIR|--config FILE\n'],
+      ['backup', 'usage: parley backup --data-dir DIR|--config FILE BACKUP_FILE\n'],
+      ['zuliprc', 'usage: parley zuliprc --data-dir DIR|--config FILE --email EMAIL [--site URL]\n'],
+      ['install-service', 'usage: parley install-service [--no-start] [--dry-run] [--root DIR] [--exec PATH]\n'],
     ];
-    const results = await Promise.all(cases.map(([cmd]) => runCli([cmd, '--help'])));
+    // Started together on a shared machine: a generous harness timeout (this checks output, not speed).
+    const results = await Promise.all(cases.map(([cmd]) => runCli([cmd, '--help'], { timeoutMs: 60_000 })));
     cases.forEach(([cmd, usage], i) => {
       assert.deepEqual(results[i], { code: 0, signal: null, stdout: usage, stderr: '' }, cmd);
     });
@@ -79,26 +80,35 @@ describe('usage errors', () => {
   it('refuses a flag without its value, a bad port, a stray argument and a missing required flag', async () => {
     const cases: [string[], string][] = [
       [['serve', '--port'], `parley: Option '--port <value>' argument missing\n${SERVE_USAGE}`],
-      [['serve', '--port', 'abc'], `parley: invalid --port abc\n${SERVE_USAGE}`],
-      [['serve', '--port', '70000'], `parley: invalid --port 70000\n${SERVE_USAGE}`],
+      [['serve', '--port', 'abc'], `parley: --port must be an integer from 0 to 65535, got "abc"\n${SERVE_USAGE}`],
+      [['serve', '--port', '70000'], `parley: --port must be an integer from 0 to 65535, got "70000"\n${SERVE_USAGE}`],
+      [['serve', '--rate-limits', '--no-rate-limits'], `parley: --rate-limits and --no-rate-limits contradict each other\n${SERVE_USAGE}`],
+      [['serve', '--synchronous', 'off'], `parley: --synchronous must be "normal" or "full", got "off"\n${SERVE_USAGE}`],
       [['serve', 'extra'], `parley: unexpected argument 'extra'\n${SERVE_USAGE}`],
       [['init', '--data-dir', '/nonexistent/parley-test'], `parley: --realm-name is required\n${INIT_USAGE}`],
-      [['deactivate-realm'], 'parley: --data-dir is required\nusage: parley deactivate-realm --data-dir DIR\n'],
-      [['backup', '--data-dir', '/nonexistent/parley-test'], 'parley: backup needs exactly one FILE\nusage: parley backup --data-dir DIR FILE\n'],
+      [
+        ['deactivate-realm'],
+        'parley: --data-dir is required (or PARLEY_DATA_DIR, or data_dir in the configuration file)\nusage: parley deactivate-realm --data-dir DIR|--config FILE\n',
+      ],
+      [['backup', '--data-dir', '/nonexistent/parley-test'], 'parley: backup needs exactly one BACKUP_FILE\nusage: parley backup --data-dir DIR|--config FILE BACKUP_FILE\n'],
     ];
-    const results = await Promise.all(cases.map(([args]) => runCli(args)));
+    const results = await Promise.all(cases.map(([args]) => runCli(args, { timeoutMs: 60_000 })));
     cases.forEach(([args, stderr], i) => {
       assert.deepEqual(results[i], { code: 2, signal: null, stdout: '', stderr }, args.join(' '));
     });
   });
 
-  it('refuses a TLS certificate without its key (flags or environment) and a trusted proxy that is not an address', async () => {
-    const apart = `parley: --tls-cert and --tls-key go together (or PARLEY_TLS_CERT and PARLEY_TLS_KEY)\n${SERVE_USAGE}`;
+  it('refuses a TLS certificate without its key (flags, environment or file) and a trusted proxy that is not an address', async () => {
+    const apart = `parley: --tls-cert and --tls-key go together (or PARLEY_TLS_CERT and PARLEY_TLS_KEY, tls_cert and tls_key)\n${SERVE_USAGE}`;
     const cases: [string[], Record<string, string>, string][] = [
       [['serve', '--tls-cert', '/nonexistent/cert.pem'], {}, apart],
       [['serve', '--tls-key', '/nonexistent/key.pem'], {}, apart],
       [['serve', '--data-dir', ':memory:'], { PARLEY_TLS_CERT: '/nonexistent/cert.pem' }, apart],
-      [['serve', '--trusted-proxies', '127.0.0.1,proxy.local'], {}, `parley: --trusted-proxies: 'proxy.local' is not an IP address or CIDR range\n${SERVE_USAGE}`],
+      [
+        ['serve', '--trusted-proxies', '127.0.0.1,proxy.local'],
+        {},
+        `parley: --trusted-proxies must be addresses or CIDR ranges separated by commas, like "127.0.0.1,::1", got "127.0.0.1,proxy.local"\n${SERVE_USAGE}`,
+      ],
     ];
     for (const [args, env, stderr] of cases) {
       assert.deepEqual(await runCli(args, { env }), { code: 2, signal: null, stdout: '', stderr }, args.join(' '));

@@ -145,7 +145,7 @@ describe('the Zulip mobile app (zulip-flutter) session', () => {
     // 3. The standard emoji data (no credentials), the organization icon and an avatar: images.
     const emoji = await fetch(snap.server_emoji_data_url, { headers: { 'user-agent': UA } });
     assert.equal(emoji.status, 200);
-    const codeToNames = (await emoji.json()).code_to_names;
+    const codeToNames = ((await emoji.json()) as any).code_to_names;
     assert.deepEqual(codeToNames['1f44d'].slice(0, 1), ['+1']);
     const img = await fetch(new URL(snap.realm_icon_url, server.url), { headers: { 'user-agent': UA } });
     assert.equal(img.status, 200);

@@ -31,9 +31,12 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
-/** The runner's environment without PARLEY_* variables, plus `extra`. */
+/**
+ * The runner's environment without PARLEY_* variables, plus `extra`. PARLEY_CONFIG=/dev/null (an empty
+ * file) unless `extra` says otherwise: a machine's own /etc/parley.toml must not reach the tests.
+ */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
+  const env: NodeJS.ProcessEnv = { PARLEY_CONFIG: '/dev/null' };
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PARLEY_')) env[k] = v;
   return { ...env, ...extra };
 }

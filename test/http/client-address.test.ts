@@ -73,7 +73,7 @@ describe('client address (unit)', () => {
     }
     assert.deepEqual(configFromEnv({}).trustedProxies, []);
     assert.deepEqual(configFromEnv({ PARLEY_TRUSTED_PROXIES: '127.0.0.1,::1' }).trustedProxies, ['127.0.0.1', '::1']);
-    assert.throws(() => configFromEnv({ PARLEY_TRUSTED_PROXIES: 'proxy.local' }), { message: "PARLEY_TRUSTED_PROXIES: 'proxy.local' is not an IP address or CIDR range" });
+    assert.throws(() => configFromEnv({ PARLEY_TRUSTED_PROXIES: 'proxy.local' }), { message: 'PARLEY_TRUSTED_PROXIES must be addresses or CIDR ranges separated by commas, like "127.0.0.1,::1", got "proxy.local"' });
   });
 });
 

@@ -34,7 +34,7 @@ describe('sendEmail without SMTP', () => {
   });
 });
 
-describe('sendEmail with PARLEY_SMTP_URL', () => {
+describe('sendEmail with smtp_url set', () => {
   it('delivers through SMTP instead of the outbox', async () => {
     // A minimal SMTP server that accepts one message.
     let data = '';
@@ -72,7 +72,7 @@ describe('sendEmail with PARLEY_SMTP_URL', () => {
         });
       });
       server.listen(0, '127.0.0.1', () => {
-        process.env.PARLEY_SMTP_URL = `smtp://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+        t.app.config.smtpUrl = `smtp://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
       });
     });
     await new Promise((r) => setTimeout(r, 50));
@@ -84,7 +84,7 @@ describe('sendEmail with PARLEY_SMTP_URL', () => {
       assert.match(message, /^Subject: Hello$/m);
       assert.match(message, /https:\/\/example\.com\/x/);
     } finally {
-      delete process.env.PARLEY_SMTP_URL;
+      t.app.config.smtpUrl = null;
       for (const sock of sockets) sock.destroy();
       server.close();
     }

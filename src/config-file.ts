@@ -1,0 +1,86 @@
+// The configuration file: TOML (smol-toml), one top-level key per setting of src/settings.ts.
+// Which file: `--config FILE`, else $PARLEY_CONFIG, else /etc/parley.toml if it exists, else
+// DATA_DIR/parley.conf if it exists (DATA_DIR from the flag, the environment or the default). Exactly one
+// file is read. Anything wrong in it stops the start with FILE:LINE and the key (ConfigError).
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse, TomlError } from 'smol-toml';
+import { check, ConfigError, expected, settingByKey, show, type Values } from './settings';
+
+export const ETC_CONFIG = '/etc/parley.toml';
+export const DATA_DIR_CONFIG = 'parley.conf';
+
+/** Files larger than this are refused before parsing: a settings file is a few kilobytes. */
+const MAX_FILE_BYTES = 1024 * 1024;
+
+export interface FileChoice {
+  file: string;
+  /** Named on purpose (--config, PARLEY_CONFIG): it must exist. */
+  explicit: boolean;
+  /** DATA_DIR/parley.conf: it cannot move the data directory it lives in. */
+  inDataDir: boolean;
+}
+
+/** The file to read, or null when there is none. `etc` is /etc/parley.toml (tests pass another). */
+export function chooseConfigFile(opts: { flag?: string; env: NodeJS.ProcessEnv; dataDir: string; etc?: string }): FileChoice | null {
+  const named = opts.flag ?? (opts.env.PARLEY_CONFIG || undefined);
+  if (named !== undefined) return { file: path.resolve(named), explicit: true, inDataDir: false };
+  const etc = opts.etc ?? ETC_CONFIG;
+  if (fs.existsSync(etc)) return { file: etc, explicit: false, inDataDir: false };
+  if (opts.dataDir === ':memory:') return null;
+  const local = path.join(opts.dataDir, DATA_DIR_CONFIG);
+  return fs.existsSync(local) ? { file: local, explicit: false, inDataDir: true } : null;
+}
+
+/** The line (1-based) where top-level `key` is set or its table opens; 0 when not found. */
+function lineOf(text: string, key: string): number {
+  const k = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const re = new RegExp(`^\\s*(?:\\[\\[?\\s*)?(?:${k}|"${k}"|'${k}')\\s*[.=\\]]`);
+  const lines = text.split(/\r?\n/);
+  // Lines inside a multi-line string (""" or ''') are text, not keys.
+  let open: string | null = null;
+  for (let i = 0; i < lines.length; i++) {
+    if (open === null && re.test(lines[i])) return i + 1;
+    for (const m of lines[i].matchAll(/"""|'''/g)) {
+      if (open === null) open = m[0];
+      else if (open === m[0]) open = null;
+    }
+  }
+  return 0;
+}
+
+/** Reads and checks the file: the settings it sets. */
+export function readConfigFile(choice: FileChoice): Values {
+  const { file } = choice;
+  let text: string;
+  try {
+    const size = fs.statSync(file).size;
+    if (size > MAX_FILE_BYTES) throw new ConfigError(`${file}: too large for a configuration file (${size} bytes, at most ${MAX_FILE_BYTES})`);
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    const e = err as NodeJS.ErrnoException;
+    const reason = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'it is a directory' }[e.code ?? ''] ?? e.message;
+    throw new ConfigError(`cannot read the configuration file ${file}: ${reason}`);
+  }
+  let doc: Record<string, unknown>;
+  try {
+    doc = parse(text);
+  } catch (err) {
+    if (!(err instanceof TomlError)) throw err;
+    const reason = err.message.split('\n')[0].replace(/^Invalid TOML document: /, '');
+    throw new ConfigError(`${file}, line ${err.line}, column ${err.column}: not valid TOML: ${reason}`);
+  }
+  const base = path.dirname(file);
+  const out: Values = {};
+  for (const [key, value] of Object.entries(doc)) {
+    const at = `${file}, line ${lineOf(text, key)}`;
+    const setting = settingByKey(key);
+    if (!setting) throw new ConfigError(`${at}: unknown key ${JSON.stringify(key)} (the settings are listed in the README and in parley serve --help)`);
+    if (choice.inDataDir && key === 'data_dir') throw new ConfigError(`${at}: data_dir cannot be set in the data directory's own ${DATA_DIR_CONFIG}`);
+    const v = check(setting.kind, value, base);
+    if (v === null) throw new ConfigError(`${at}: ${key} must be ${expected(setting.kind, 'file')}, got ${show(value)}`);
+    out[key] = v;
+  }
+  return out;
+}
