@@ -21,6 +21,8 @@ export const MAX_MSG_TYPE_LENGTH = 100;
  * all: a poll voted on by a thousand people, each changing their mind a few times, stays well within.
  */
 export const MAX_SUBMESSAGES_PER_MESSAGE = 10_000;
+/** Placeholder until the fix: the bound on the characters of all of a message's submessages. */
+export const MAX_SUBMESSAGES_TOTAL_LENGTH = 1_000_000;
 
 // Zulip's AUTOMATICALLY_CHANGE_VISIBILITY_POLICY_ON_PARTICIPATION (automatically_*_policy value).
 const ON_PARTICIPATION = 1;
