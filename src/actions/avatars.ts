@@ -20,7 +20,8 @@ import {
   sniffImageType,
 } from '../lib/avatars';
 import { getRealmById } from '../lib/realm';
-import { avatarUrl, botAudience, findUserById, isBot, type UserRow } from '../lib/users';
+import { realmExtraSettings } from '../lib/realm-settings';
+import { avatarUrl, botAudience, findUserById, isAdmin, isBot, type UserRow } from '../lib/users';
 import { accessBotById, doCreateBot, doUpdateBot, type BotChange, type NewBot } from './bots';
 import { announceAvatar } from './user-access';
 import { activeUserIds } from './users';
@@ -77,6 +78,30 @@ export function doSetAvatar(app: App, target: UserRow, files: readonly UploadedF
     notifyAvatarChange(app, after);
     return avatarUrl(after);
   });
+}
+
+/**
+ * Zulip's avatar_changes_disabled check of set_avatar_backend and delete_avatar_backend: when the
+ * organization turned avatar changes off, only administrators change their own avatar. (A bot's
+ * avatar, changed through /bots by whoever administers it, is not covered, as in Zulip.)
+ */
+function checkOwnAvatarChangeAllowed(app: App, user: UserRow): void {
+  if (realmExtraSettings(getRealmById(app.db, user.realm_id)).avatar_changes_disabled === true && !isAdmin(user)) {
+    throw errors.badRequest('Avatar changes are disabled in this organization.');
+  }
+}
+
+/** POST /users/me/avatar: Zulip's order of checks (one file, changes allowed, then the image). */
+export function doSetOwnAvatar(app: App, user: UserRow, files: readonly UploadedFile[]): string {
+  if (files.length !== 1) throw errors.badRequest('You must upload exactly one avatar.');
+  checkOwnAvatarChangeAllowed(app, user);
+  return doSetAvatar(app, user, files);
+}
+
+/** DELETE /users/me/avatar, where changes are allowed. */
+export function doDeleteOwnAvatar(app: App, user: UserRow): string {
+  checkOwnAvatarChangeAllowed(app, user);
+  return doDeleteAvatar(app, user);
 }
 
 /** DELETE /users/me/avatar: back to the Gravatar image. Returns the new avatar_url. */

@@ -3,10 +3,10 @@
 import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { errors } from '../http/errors';
-import { parseJson } from '../http/params';
+import { codePoints, parseJson } from '../http/params';
 import { messageRecipientIds, type MessageRow } from '../lib/messages';
 import { findStreamById, findSubscription } from '../lib/streams';
-import { senderAttachedSubmessage, submessageCount, widgetTypeOf } from '../lib/submessages';
+import { senderAttachedSubmessage, submessageCount, submessagesLength, widgetTypeOf } from '../lib/submessages';
 import { isBot, type UserRow } from '../lib/users';
 import { checkPollData, checkTodoData } from '../lib/widgets';
 import { accessMessage } from './messages';
@@ -21,6 +21,12 @@ export const MAX_MSG_TYPE_LENGTH = 100;
  * all: a poll voted on by a thousand people, each changing their mind a few times, stays well within.
  */
 export const MAX_SUBMESSAGES_PER_MESSAGE = 10_000;
+/**
+ * Most characters all of one message's submessages may hold together (Zulip has no bound). The count
+ * alone let anyone who may vote make one message object 100 MB (10,000 × 10,000 characters), sent
+ * with every fetch of the message; the most votes a message may hold take under half of this.
+ */
+export const MAX_SUBMESSAGES_TOTAL_LENGTH = 1_000_000;
 
 // Zulip's AUTOMATICALLY_CHANGE_VISIBILITY_POLICY_ON_PARTICIPATION (automatically_*_policy value).
 const ON_PARTICIPATION = 1;
@@ -66,6 +72,9 @@ export function doAddSubmessage(app: App, user: UserRow, messageId: number, msgT
     if (widgetType === 'todo') checkTodoData(data, isWidgetAuthor);
     if (submessageCount(app.db, m.id) >= MAX_SUBMESSAGES_PER_MESSAGE) {
       throw errors.badRequest('This message has too many submessages (limit: {max})', { max: MAX_SUBMESSAGES_PER_MESSAGE });
+    }
+    if (submessagesLength(app.db, m.id) + codePoints(content) > MAX_SUBMESSAGES_TOTAL_LENGTH) {
+      throw errors.badRequest("This message's submessages are too long (limit: {max} characters)", { max: MAX_SUBMESSAGES_TOTAL_LENGTH });
     }
     const id = Number(
       stmt(app.db, 'INSERT INTO submessage (message_id, sender_id, msg_type, content) VALUES (?, ?, ?, ?)').run(m.id, user.id, msgType, content).lastInsertRowid,

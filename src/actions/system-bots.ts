@@ -2,6 +2,7 @@
 // created on first use, so an organization that never needs them has none.
 // Note: unlike the rest of lib/, creating one goes through the users action (system groups, the
 // realm_user event); only actions call these helpers.
+import crypto from 'node:crypto';
 import type { App } from '../app';
 import { doCreateUser } from './users';
 import { stmt } from '../db/stmt';
@@ -31,19 +32,37 @@ function botEmail(local: string, host: string): string {
   return isValidEmail(email) ? email : `${local}@localhost.localdomain`;
 }
 
+/** Whether an account of the realm has `email` as its address or its login. */
+function addressTaken(app: App, realmId: number, email: string): boolean {
+  return (
+    stmt(app.db, 'SELECT 1 FROM user WHERE realm_id = ? AND (email = ? COLLATE NOCASE OR delivery_email = ? COLLATE NOCASE) LIMIT 1').get(
+      realmId,
+      email,
+      email,
+    ) !== undefined
+  );
+}
+
 /** The realm's system bot of `kind`, created (inside the caller's write) when missing. */
 export function systemBot(app: App, realmId: number, kind: SystemBotKind): UserRow {
   const spec = BOTS[kind];
-  // Looked up by local part: the public URL (and so the host) may change between runs.
+  // Looked up by local part (with or without the "+" suffix below): the public URL (and so the host)
+  // may change between runs.
+  const local = spec.local.replace(/[%_\\]/g, '\\$&');
   const row = stmt(
     app.db,
     `SELECT id FROM user WHERE realm_id = ? AND bot_type IS NOT NULL AND bot_owner_id IS NULL
-       AND email LIKE ? ESCAPE '\\' ORDER BY id LIMIT 1`,
-  ).get(realmId, `${spec.local.replace(/[%_\\]/g, '\\$&')}@%`) as { id: number } | undefined;
+       AND (email LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\') ORDER BY id LIMIT 1`,
+  ).get(realmId, `${local}@%`, `${local}+%@%`) as { id: number } | undefined;
   if (row) return findUserById(app.db, realmId, row.id) as UserRow;
+  // Where members' addresses share the server's domain, a member (or their bot, "notification-bot@")
+  // may hold the address first: the bot then gets a "+" suffix no one can have taken in advance,
+  // rather than every notice failing for good.
+  let email = botEmail(spec.local, botHost(app));
+  if (addressTaken(app, realmId, email)) email = botEmail(`${spec.local}+${crypto.randomBytes(6).toString('hex')}`, botHost(app));
   const created = doCreateUser(app, {
     realmId,
-    email: botEmail(spec.local, botHost(app)),
+    email,
     password: null,
     fullName: spec.fullName,
     role: ROLE.MEMBER,

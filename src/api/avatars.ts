@@ -4,7 +4,7 @@
 // /api/v1 every answer is JSON, and realm_icon_url already names the image.
 import fs from 'node:fs';
 import type { App } from '../app';
-import { doDeleteAvatar, doDeleteRealmIcon, doSetAvatar, doUploadRealmIcon } from '../actions/avatars';
+import { doDeleteOwnAvatar, doDeleteRealmIcon, doSetOwnAvatar, doUploadRealmIcon } from '../actions/avatars';
 import { FileReply, Reply, publicRoute, route } from '../http/route';
 import { UNKNOWN_USER_AVATAR_URL, canAccessUser } from '../lib/access';
 import { avatarFilePath, realmIconPath, SNIFF_BYTES, sniffImageType } from '../lib/avatars';
@@ -58,13 +58,13 @@ export const avatarRoutes = [
     path: '/api/v1/users/me/avatar',
     auth: 'user',
     files: true,
-    handle: ({ app, user, files }) => ({ avatar_url: doSetAvatar(app, user, files) }),
+    handle: ({ app, user, files }) => ({ avatar_url: doSetOwnAvatar(app, user, files) }),
   }),
   route({
     method: 'DELETE',
     path: '/api/v1/users/me/avatar',
     auth: 'user',
-    handle: ({ app, user }) => ({ avatar_url: doDeleteAvatar(app, user) }),
+    handle: ({ app, user }) => ({ avatar_url: doDeleteOwnAvatar(app, user) }),
   }),
   route({
     method: 'POST',

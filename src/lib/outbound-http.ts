@@ -33,8 +33,9 @@ export interface OutboundRequest {
   signal?: AbortSignal;
 }
 
-// Loopback, "this network"/unspecified, link-local (cloud metadata services live there), multicast
-// and broadcast. IPv4-mapped IPv6 addresses are checked as the IPv4 address they carry.
+// Loopback, "this network"/unspecified, link-local (cloud metadata services live there), multicast,
+// broadcast, and the metadata services that live elsewhere. IPv4-mapped IPv6 addresses are checked
+// as the IPv4 address they carry.
 const FORBIDDEN = new net.BlockList();
 FORBIDDEN.addSubnet('127.0.0.0', 8, 'ipv4');
 FORBIDDEN.addSubnet('0.0.0.0', 8, 'ipv4');
@@ -45,6 +46,10 @@ FORBIDDEN.addAddress('::1', 'ipv6');
 FORBIDDEN.addAddress('::', 'ipv6');
 FORBIDDEN.addSubnet('fe80::', 10, 'ipv6');
 FORBIDDEN.addSubnet('ff00::', 8, 'ipv6');
+// Cloud metadata services (instance credentials) at addresses outside link-local: AWS's over IPv6
+// (Nitro instances) and Alibaba Cloud's. Only these addresses: their networks hold ordinary hosts.
+FORBIDDEN.addAddress('fd00:ec2::254', 'ipv6');
+FORBIDDEN.addAddress('100.100.100.200', 'ipv4');
 
 /** The IPv4 address an IPv4-mapped IPv6 address carries (::ffff:7f00:1 → 127.0.0.1), else the input. */
 function unmapped(address: string): string {

@@ -39,6 +39,11 @@ export function submessageCount(db: Db, messageId: number): number {
   return (stmt(db, 'SELECT count(*) AS n FROM submessage WHERE message_id = ?').get(messageId) as { n: number }).n;
 }
 
+/** The characters of all of a message's submessages (SQLite's length() counts characters, as codePoints). */
+export function submessagesLength(db: Db, messageId: number): number {
+  return (stmt(db, 'SELECT coalesce(sum(length(content)), 0) AS n FROM submessage WHERE message_id = ?').get(messageId) as { n: number }).n;
+}
+
 /** Whether the message's sender attached a submessage to it (Zulip's verify_submessage_sender). */
 export function senderAttachedSubmessage(db: Db, messageId: number, senderId: number): boolean {
   return stmt(db, 'SELECT 1 FROM submessage WHERE message_id = ? AND sender_id = ? LIMIT 1').get(messageId, senderId) !== undefined;

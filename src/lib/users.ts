@@ -107,7 +107,11 @@ export const SYSTEM_BOT_LOCAL_PARTS = ['notification-bot', 'welcome-bot'] as con
  */
 export function isSystemBot(u: UserRow): boolean {
   if (u.bot_type === null || u.bot_owner_id !== null) return false;
-  const local = u.email.slice(0, u.email.lastIndexOf('@')).toLowerCase();
+  // A "+suffix" is the address a system bot gets when its usual one was taken (actions/system-bots.ts).
+  const local = u.email
+    .slice(0, u.email.lastIndexOf('@'))
+    .toLowerCase()
+    .replace(/\+.*$/, '');
   return (SYSTEM_BOT_LOCAL_PARTS as readonly string[]).includes(local);
 }
 
@@ -115,7 +119,9 @@ export function isSystemBot(u: UserRow): boolean {
  * SQL condition on a `user` row aliased `u`: not a system bot (the same test as isSystemBot), for lists
  * of the organization's bots.
  */
-export const NOT_SYSTEM_BOT_SQL = `NOT (u.bot_type IS NOT NULL AND u.bot_owner_id IS NULL AND lower(substr(u.email, 1, instr(u.email, '@') - 1)) IN (${SYSTEM_BOT_LOCAL_PARTS.map((l) => `'${l}'`).join(', ')}))`;
+export const NOT_SYSTEM_BOT_SQL = `NOT (u.bot_type IS NOT NULL AND u.bot_owner_id IS NULL AND (${SYSTEM_BOT_LOCAL_PARTS.map(
+  (l) => `u.email LIKE '${l}@%' OR u.email LIKE '${l}+%@%'`,
+).join(' OR ')}))`;
 
 /**
  * The owner a bot borrows channel access from (its owner's subscriptions and group memberships), or

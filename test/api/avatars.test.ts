@@ -224,3 +224,32 @@ describe('bots with an avatar file', () => {
     assert.deepEqual(row(t.users.bot.id), bot);
   });
 });
+
+describe('avatar_changes_disabled', () => {
+  // Security review of issue 15: the setting was stored and announced, but members could still
+  // change or remove their avatar. Zulip's set_avatar_backend and delete_avatar_backend refuse them
+  // (administrators still may); the number of files is checked first, as in Zulip.
+  it('stops members (not administrators) from uploading or removing their avatar, changing nothing', async () => {
+    const { owner, admin, othello, guest } = t.users;
+    assert.equal((await upload(othello, [png()])).status, 200);
+    assert.equal((await t.api(owner, 'PATCH', '/realm', { avatar_changes_disabled: true })).status, 200);
+    try {
+      const disabled = { status: 400, body: err('Avatar changes are disabled in this organization.') };
+      for (const u of [othello, guest]) {
+        const before = row(u.id);
+        const up = await upload(u, [png()]);
+        assert.deepEqual({ status: up.status, body: up.body }, disabled);
+        const del = await t.api(u, 'DELETE', '/users/me/avatar');
+        assert.deepEqual({ status: del.status, body: del.body }, disabled);
+        assert.deepEqual(row(u.id), before);
+      }
+      const none = await upload(othello, []);
+      assert.deepEqual({ status: none.status, body: none.body }, { status: 400, body: err('You must upload exactly one avatar.') });
+      const mine = await upload(admin, [png()]);
+      assert.equal(mine.status, 200, mine.text);
+      assert.equal((await t.api(admin, 'DELETE', '/users/me/avatar')).status, 200);
+    } finally {
+      await t.api(owner, 'PATCH', '/realm', { avatar_changes_disabled: false });
+    }
+  });
+});

@@ -209,3 +209,64 @@ describe('messages', () => {
     assert.deepEqual(await ok(t.users.othello, 'DELETE', `/users/me/muted_users/${notification.id}`), SUCCESS);
   });
 });
+
+// Security review of issue 15: the system bots are made on first use, at `<local>@<the server's
+// host>`. Where members' addresses share that domain, a member's bot named "notification" took
+// notification-bot@<host> first, and from then on every report, reminder and Welcome Bot message
+// failed ("Email is already in use."). A taken address now gives the system bot a fresh one.
+describe('a system bot address a member took first', () => {
+  it('the system bots are made at another address; reports and Welcome Bot work; the member keeps an ordinary bot', async () => {
+    const t2 = await startTestServer();
+    try {
+      const { owner, admin, hamlet, othello } = t2.users;
+      // Members' addresses are @example.com; so is the server.
+      t2.app.publicUrl = 'http://example.com';
+      const squatters: number[] = [];
+      for (const short_name of ['notification', 'welcome']) {
+        const res = await t2.api(hamlet, 'POST', '/bots', { full_name: `Not the ${short_name} bot`, short_name });
+        assert.equal(res.status, 200, res.text);
+        squatters.push(res.body.user_id);
+      }
+      const reg = async (key: string) => (await t2.api(hamlet, 'POST', '/register', { fetch_event_types: ['realm_user'] })).body[key];
+      assert.deepEqual(
+        (await reg('realm_users')).filter((u: { user_id: number }) => squatters.includes(u.user_id)).map((u: { email: string }) => u.email),
+        ['notification-bot@example.com', 'welcome-bot@example.com'],
+      );
+
+      const mods = await createChannel(t2, owner, 'mods', [owner], { invite_only: true });
+      assert.equal((await t2.api(owner, 'PATCH', '/realm', { moderation_request_channel_id: mods })).status, 200);
+      const pub = await createChannel(t2, owner, 'pub', [owner, hamlet, othello]);
+      const sent = await t2.api(hamlet, 'POST', '/messages', { type: 'channel', to: pub, topic: 't', content: 'hello' });
+      const report = await t2.api(othello, 'POST', `/messages/${sent.body.id}/report`, { report_type: 'spam' });
+      assert.deepEqual([report.status, report.body], [200, SUCCESS]);
+      const welcomeTest = await t2.api(admin, 'POST', '/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'Hello!' });
+      assert.equal(welcomeTest.status, 200, welcomeTest.text);
+
+      const cross = await reg('cross_realm_bots');
+      assert.deepEqual(
+        cross.map((b: { full_name: string }) => b.full_name),
+        ['Notification Bot', 'Welcome Bot'],
+      );
+      assert.match(cross[0].email, /^notification-bot\+[0-9a-f]{12}@example\.com$/);
+      assert.match(cross[1].email, /^welcome-bot\+[0-9a-f]{12}@example\.com$/);
+      assert.ok(cross.every((b: { user_id: number; is_system_bot: boolean }) => b.is_system_bot && !squatters.includes(b.user_id)));
+      // The report came from Notification Bot; the members' bots are still ordinary bots of their owner.
+      const modMsgs = await t2.api(owner, 'GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'channel', operand: mods }] });
+      assert.equal(modMsgs.body.messages[0].sender_id, cross[0].user_id);
+      const bots = (await t2.api(hamlet, 'GET', '/bots')).body.bots.map((b: { username: string }) => b.username);
+      assert.deepEqual(bots, ['helper-bot@example.com', 'notification-bot@example.com', 'welcome-bot@example.com']);
+      // Asked for again, each system bot is the same one (found by its name part, whatever follows "+").
+      t2.app.batch.write(() => {
+        assert.equal(notificationBot(t2.app, realmIdOf(t2)).id, cross[0].user_id);
+        assert.equal(welcomeBot(t2.app, realmIdOf(t2)).id, cross[1].user_id);
+      });
+      t2.app.batch.commit();
+    } finally {
+      await t2.close();
+    }
+  });
+});
+
+function realmIdOf(server: TestServer): number {
+  return server.app.db.prepare('SELECT realm_id FROM user WHERE id = ?').pluck().get(server.users.owner.id) as number;
+}

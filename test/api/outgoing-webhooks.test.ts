@@ -437,6 +437,13 @@ describe('outgoing webhooks: addresses', () => {
     for (const a of ['8.8.8.8', '93.184.216.34', '2606:4700::1111']) assert.equal(isForbiddenAddress(a), false, a);
   });
 
+  it('classes the cloud metadata services outside link-local as forbidden (AWS over IPv6, Alibaba Cloud)', () => {
+    // Security review of issue 15: 169.254.169.254 was refused, but the same service is also at
+    // fd00:ec2::254 on AWS (Nitro, IPv6) and at 100.100.100.200 on Alibaba Cloud; neighbours stay allowed.
+    for (const a of ['fd00:ec2::254', 'FD00:EC2:0:0:0:0:0:254', '100.100.100.200', '::ffff:100.100.100.200']) assert.equal(isForbiddenAddress(a), true, a);
+    for (const a of ['fd00:ec2::253', '100.100.100.201', '10.0.0.1']) assert.equal(isForbiddenAddress(a), false, a);
+  });
+
   it('refuses a name that resolves to loopback, and URLs it cannot request', async () => {
     const base = { headers: {}, body: '{}', timeoutMs: 2000, maxResponseBytes: 1000, allowPrivate: false };
     const byName = await outboundPost({ ...base, url: `http://localhost:${new URL(hook.url).port}/` });

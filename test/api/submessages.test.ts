@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { createChannel, err, sendDirect, sendToChannel, SUCCESS } from '../helpers/chat';
 import { queuedEvents, registerQueue } from '../helpers/events';
-import { MAX_SUBMESSAGES_PER_MESSAGE } from '../../src/actions/submessages';
+import { MAX_SUBMESSAGES_PER_MESSAGE, MAX_SUBMESSAGES_TOTAL_LENGTH } from '../../src/actions/submessages';
 import { runRetentionOnce } from '../../src/actions/retention';
 
 let t: TestServer;
@@ -407,6 +407,32 @@ describe('POST /submessage: bad input', () => {
     })();
     await refused(hamlet, id, { type: 'vote', key: 'canned,0', vote: 1 }, `This message has too many submessages (limit: ${MAX_SUBMESSAGES_PER_MESSAGE})`);
     assert.equal(submessageRows(id).length, MAX_SUBMESSAGES_PER_MESSAGE);
+  });
+
+  // Security review of issue 15: with only the count bounded, 10,000 submessages of 10,000 characters
+  // made one message object 100 MB, sent with every fetch of the message by anyone able to vote.
+  it(`refuses submessages past ${MAX_SUBMESSAGES_TOTAL_LENGTH} characters on one message; honest polls stay well within`, async () => {
+    const { owner, hamlet } = t.users;
+    // The most votes a message may hold, each as long as a vote on the 1000th option, fit.
+    const vote = JSON.stringify({ type: 'vote', key: `${hamlet.id},999`, vote: -1 });
+    assert.ok(MAX_SUBMESSAGES_PER_MESSAGE * vote.length < MAX_SUBMESSAGES_TOTAL_LENGTH / 2);
+    const id = await sendToChannel(t, owner, channel, 'heavy', '/poll Heavy?\nyes');
+    const insert = t.app.db.prepare("INSERT INTO submessage (message_id, sender_id, msg_type, content) VALUES (?, ?, 'widget', ?)");
+    t.app.db.transaction(() => {
+      for (let i = 0; i < 99; i++) insert.run(id, hamlet.id, 'x'.repeat(10_000));
+    })();
+    const q = await registerQueue(t, hamlet, ['submessage']);
+    const before = submessageRows(id).length;
+    await refused(
+      hamlet,
+      id,
+      { type: 'new_option', idx: 1, option: 'o'.repeat(9_950) },
+      `This message's submessages are too long (limit: ${MAX_SUBMESSAGES_TOTAL_LENGTH} characters)`,
+    );
+    assert.equal(submessageRows(id).length, before);
+    assert.deepEqual(await queuedEvents(t, hamlet, q), []);
+    await ok(hamlet, id, { type: 'vote', key: 'canned,0', vote: 1 });
+    assert.equal(submessageRows(id).length, before + 1);
   });
 
   it('a deactivated user is refused', async () => {
