@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { loadSqliteAddon } from '../native';
-import { migrate } from './migrations';
+import { migrate, NewerSchemaError } from './migrations';
 
 export type Db = Database.Database;
 
@@ -30,6 +30,13 @@ export function openDatabase(file: string, opts: { synchronous?: SyncLevel } = {
     db.pragma('wal_autocheckpoint = 10000');
     db.pragma('journal_size_limit = 67108864');
   }
-  migrate(db);
+  try {
+    migrate(db);
+  } catch (err) {
+    db.close();
+    // The person starting Parley reads this (main.ts prints start-up errors): name the file.
+    if (err instanceof NewerSchemaError) throw new NewerSchemaError(`${file}: ${err.message}`);
+    throw err;
+  }
   return db;
 }
