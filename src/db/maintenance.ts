@@ -50,6 +50,9 @@ export function ensureIncrementalVacuum(db: Db): boolean {
   if (db.name === ':memory:' || db.memory) return false;
   if ((db.pragma('auto_vacuum', { simple: true }) as number) === 2) return false;
   try {
+    // Seconds on a large file and a slow card: say why the start waits.
+    const bytes = (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
+    if (bytes > 16 * 1024 * 1024) process.stderr.write(`parley: rewriting ${db.name} once so that it can shrink after deletions (${Math.round(bytes / 1048576)} MB)\n`);
     db.pragma('auto_vacuum = INCREMENTAL');
     db.exec('VACUUM');
     return true;
