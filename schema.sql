@@ -63,7 +63,9 @@ CREATE TABLE realm (
   allow_message_editing           INTEGER NOT NULL DEFAULT 1,
   allow_edit_history              INTEGER NOT NULL DEFAULT 1,
   mandatory_topics                INTEGER NOT NULL DEFAULT 0,
-  extra_settings                  TEXT NOT NULL DEFAULT '{}'     -- JSON: realm_* settings without a column yet
+  extra_settings                  TEXT NOT NULL DEFAULT '{}',    -- JSON: realm_* settings without a column yet
+  icon_source                     TEXT NOT NULL DEFAULT 'G',     -- G built-in default, U uploaded (<uploads>/avatars/<id>/realm/icon)
+  icon_version                    INTEGER NOT NULL DEFAULT 1     -- in the icon URL, so a new icon is never served from a cache
 );
 
 CREATE TABLE realm_domain (
@@ -161,7 +163,8 @@ CREATE TABLE user (
   web_navigate_to_sent_message            INTEGER NOT NULL DEFAULT 1,
   web_mark_read_on_scroll_policy          INTEGER NOT NULL DEFAULT 1,
   resolved_topic_notice_auto_read_policy  TEXT NOT NULL DEFAULT 'except_followed',
-  edited_settings                         TEXT NOT NULL DEFAULT '[]'  -- JSON: settings the user changed themselves
+  edited_settings                         TEXT NOT NULL DEFAULT '[]', -- JSON: settings the user changed themselves
+  avatar_file                             TEXT                        -- uploaded avatar (avatar_source U): random name under <uploads>/avatars/<realm_id>/
 );
 CREATE UNIQUE INDEX user_realm_email ON user(realm_id, email COLLATE NOCASE);
 CREATE UNIQUE INDEX user_realm_delivery_email ON user(realm_id, delivery_email COLLATE NOCASE);

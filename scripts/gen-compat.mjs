@@ -34,13 +34,21 @@ const PARLEY_ONLY_NOTES = [
   [/^\/bots\b/, "Zulip's bot administration endpoints (used by the web app; not in the OpenAPI document)"],
   [/^\/realm\/profile_fields\/\{\}$/, 'edit or delete one custom profile field (Zulip serves it; undocumented in 10.2)'],
   [/^\/users\/me\/profile_data\b/, 'own custom profile field values (Zulip serves it; undocumented in 10.2)'],
+  [/^\/users\/me\/avatar$/, "upload or remove one's avatar (Zulip serves it; undocumented in 10.2)"],
+  [/^\/realm\/icon$/, 'the organization icon: upload, remove (Zulip serves it; undocumented in 10.2)'],
+  [/^\/avatar\//, "Zulip's avatar redirects, by user ID or email"],
+  [/^\/user_avatars\//, 'avatar, icon and custom emoji image files, as Zulip serves them'],
+  [/^\/static\/generated\/emoji\/images\//, 'the :zulip: emoji image'],
+  [/^\/static\/generated\/emoji\//, 'server_emoji_data_url: the standard emoji table'],
+  [/^\/static\/images\//, 'built-in images: the default organization icon and logo, the unknown-user avatar'],
 ];
 
 // Why a Zulip endpoint is not served (first matching 'METHOD shape' wins). Every endpoint Parley does
 // not serve needs one (test/conformance/compat-table.test.ts).
 const NOT_SERVED_REASONS = [
   [/^POST \/dev_fetch_api_key$/, 'development servers only: Zulip serves it only with its development environment'],
-  [/^POST \/(real-time|rest-error-handling|zulip-outgoing-webhook)$/, "a documentation page in Zulip's API document, not a route (Parley follows what it describes)"],
+  [/^POST \/zulip-outgoing-webhook$/, "the payload Zulip POSTs to an outgoing-webhook bot's own server, not a route: Parley sends it (README, Bots)"],
+  [/^POST \/(real-time|rest-error-handling)$/, "a documentation page in Zulip's API document, not a route (Parley follows what it describes)"],
   [/^POST \/jwt\/fetch_api_key$/, 'JWT authentication needs an external identity provider; Parley signs in with passwords and API keys'],
   [/^(GET|POST) \/calls\//, 'video calls through an external service (BigBlueButton, Nextcloud Talk, Webex, ...) that Parley has no integration with; Jitsi links need no server route'],
   [/^(GET|POST) \/export\/realm/, 'organization export: the data-portability issue (parley export)'],

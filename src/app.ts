@@ -2,7 +2,7 @@
 // No module-level mutable state, so tests can start many apps in one process.
 import path from 'node:path';
 import fs from 'node:fs';
-import type { Config } from './config';
+import { boundUrl, type Config } from './config';
 import { RateLimiter } from './http/ratelimit';
 import { openDatabase, type Db } from './db/open';
 import { WriteBatch } from './db/tx';
@@ -62,7 +62,7 @@ export function createApp(config: Config, opts: { clock?: Clock } = {}): App {
     limits: new RateLimiter(config.rateLimits, config.rateLimitRules),
     clock,
     uploadsDir,
-    publicUrl: config.externalUrl ?? `http://${config.host}:${config.port}`,
+    publicUrl: config.externalUrl ?? boundUrl(config),
     realmId() {
       if (realmId === null) {
         const realm = findRealm(db);

@@ -1,6 +1,7 @@
 // Server configuration: defaults, then environment variables, then CLI flags (applied by main.ts).
 import path from 'node:path';
 import type { SyncLevel } from './db/open';
+import { parseTrustedProxies } from './http/client-address';
 import { parseRule, RULES, type RuleSet } from './http/ratelimit';
 
 export interface Config {
@@ -37,9 +38,43 @@ export interface Config {
   deleteTopicBudgetMs: number;
   /** Log each request to stderr. */
   logRequests: boolean;
+  /** Outgoing-webhook bots: how their requests are bounded (src/lib/outbound-http.ts). */
+  outgoingWebhooks: OutgoingWebhookConfig;
+  /** HTTPS: PEM certificate (chain) and private key files, both or neither; reloaded on SIGHUP. */
+  tlsCert: string | null;
+  tlsKey: string | null;
+  /** Passphrase of an encrypted tlsKey. */
+  tlsKeyPassphrase: string | null;
+  /** Reverse proxies (addresses, CIDR ranges) whose X-Forwarded-For is believed; none by default. */
+  trustedProxies: string[];
+}
+
+export interface OutgoingWebhookConfig {
+  /** Whole request (connect, send, answer) before it counts as timed out (Zulip: 10 s). */
+  timeoutMs: number;
+  /** Largest answer read; a bigger one is a failure. */
+  maxResponseBytes: number;
+  /** Delay before the first retry of a timed-out or unreachable request; doubles per retry. */
+  retryBaseMs: number;
+  /** Deliveries waiting or running past which new ones are dropped (with a logged warning). */
+  maxPending: number;
+  /** Requests in flight at once, all bots together. */
+  concurrency: number;
+  /**
+   * Whether bots may reach loopback, link-local, unspecified addresses and this server's own
+   * addresses (off: those are refused, as a request to the server itself or a cloud metadata
+   * service would be a way in for whoever sets a bot's URL).
+   */
+  allowPrivate: boolean;
 }
 
 export const DEFAULT_PORT = 9991;
+
+/** The address the server answers at before any external URL: https when it serves TLS itself. */
+export function boundUrl(config: Pick<Config, 'host' | 'port' | 'tlsCert'>, port = config.port): string {
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `${config.tlsCert ? 'https' : 'http'}://${host}:${port}`;
+}
 
 /** The defaults, overridden by PARLEY_* environment variables. */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
@@ -81,5 +116,18 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     deleteTopicBatchSize: int('PARLEY_DELETE_TOPIC_BATCH_SIZE', 1000),
     deleteTopicBudgetMs: int('PARLEY_DELETE_TOPIC_BUDGET_MS', 50_000),
     logRequests: env.PARLEY_LOG_REQUESTS === '1',
+    outgoingWebhooks: {
+      // At least 1 ms, byte, request: a 0 would make every request fail or none run.
+      timeoutMs: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS', 10_000)),
+      maxResponseBytes: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES', 1024 * 1024)),
+      retryBaseMs: Math.max(0, int('PARLEY_OUTGOING_WEBHOOK_RETRY_MS', 1000)),
+      maxPending: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_MAX_PENDING', 1000)),
+      concurrency: Math.max(1, int('PARLEY_OUTGOING_WEBHOOK_CONCURRENCY', 4)),
+      allowPrivate: env.PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE === 'on',
+    },
+    tlsCert: env.PARLEY_TLS_CERT ? path.resolve(env.PARLEY_TLS_CERT) : null,
+    tlsKey: env.PARLEY_TLS_KEY ? path.resolve(env.PARLEY_TLS_KEY) : null,
+    tlsKeyPassphrase: env.PARLEY_TLS_KEY_PASSPHRASE || null,
+    trustedProxies: parseTrustedProxies(env.PARLEY_TRUSTED_PROXIES ?? '', 'PARLEY_TRUSTED_PROXIES'),
   };
 }

@@ -12,7 +12,9 @@ import { doCreateStarterChannel } from './actions/starter';
 import { syncApiEmails } from './actions/user-access';
 import { allRoutes } from './api';
 import { JsonableError } from './http/errors';
-import { startServer } from './http/server';
+import { parseTrustedProxies } from './http/client-address';
+import { startServer, type Server } from './http/server';
+import { checkTlsPair, TlsError } from './http/tls';
 import { DEMO_USERS, readyInfo, seedDemo, writeReadyFile } from './demo';
 import { zuliprc } from './cli/zuliprc';
 import { findRealm } from './lib/realm';
@@ -39,8 +41,10 @@ const COMMANDS: Record<string, Command> = {
     summary: 'run the server',
     usage:
       'parley serve [--data-dir DIR|:memory:] [--host HOST] [--port PORT] [--external-url URL] [--no-rate-limits] [--synchronous normal|full]\n' +
-      '             [--demo] [--ready-file PATH]\n' +
-      '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS',
+      '             [--tls-cert PEM --tls-key PEM] [--trusted-proxies ADDR,...] [--demo] [--ready-file PATH]\n' +
+      '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS,\n' +
+      '       PARLEY_TLS_CERT, PARLEY_TLS_KEY, PARLEY_TLS_KEY_PASSPHRASE, PARLEY_TRUSTED_PROXIES\n' +
+      '  SIGHUP reloads the TLS certificate and key',
     options: {
       ...dataDirOption,
       host: { type: 'string' },
@@ -48,6 +52,9 @@ const COMMANDS: Record<string, Command> = {
       'external-url': { type: 'string' },
       'no-rate-limits': { type: 'boolean' },
       synchronous: { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'trusted-proxies': { type: 'string' },
       demo: { type: 'boolean' },
       'ready-file': { type: 'string' },
     },
@@ -166,6 +173,18 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     if (values.synchronous !== 'normal' && values.synchronous !== 'full') throw new UsageError('--synchronous must be normal or full');
     config.synchronous = values.synchronous;
   }
+  if (typeof values['tls-cert'] === 'string') config.tlsCert = path.resolve(values['tls-cert']);
+  if (typeof values['tls-key'] === 'string') config.tlsKey = path.resolve(values['tls-key']);
+  if ((config.tlsCert === null) !== (config.tlsKey === null)) throw new UsageError('--tls-cert and --tls-key go together (or PARLEY_TLS_CERT and PARLEY_TLS_KEY)');
+  if (typeof values['trusted-proxies'] === 'string') {
+    try {
+      config.trustedProxies = parseTrustedProxies(values['trusted-proxies'], '--trusted-proxies');
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  }
+  // Before anything is written: a first start must not create the organization and then fail.
+  if (config.tlsCert && config.tlsKey) checkTlsPair({ cert: config.tlsCert, key: config.tlsKey, passphrase: config.tlsKeyPassphrase });
   const app = createApp(config);
   let readyEmails: readonly string[] = values.demo ? DEMO_USERS.map((u) => u.email) : [];
   let firstStart = false;
@@ -210,6 +229,9 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    // A renewed certificate (certbot's deploy hook, `systemctl reload`) without a restart. Without
+    // TLS, SIGHUP keeps its default meaning.
+    if (server.tls) process.on('SIGHUP', () => reloadTls(server));
   });
   // Where the web app is, for the person who just set this up (stderr: stdout's one line is for scripts).
   if (firstStart) process.stderr.write(`parley: open ${app.publicUrl}/ in a browser and log in as the owner\n`);
@@ -217,6 +239,17 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
   // The ready file appears only once the server answers (it is listening: uWS accepts from here on).
   if (typeof values['ready-file'] === 'string') writeReadyFile(values['ready-file'], readyInfo(app, server.url, readyEmails));
   return stopped;
+}
+
+/** SIGHUP: serve the renewed certificate to new connections, or keep the old one and say why. */
+function reloadTls(server: Server): void {
+  try {
+    const pair = server.reloadTls();
+    process.stderr.write(`parley: TLS certificate reloaded from ${pair.cert} (SHA-256 ${pair.fingerprint256}, valid until ${pair.validTo})\n`);
+  } catch (err) {
+    const reason = err instanceof TlsError ? err.message : String(err);
+    process.stderr.write(`parley: TLS reload failed, still serving the previous certificate: ${reason}\n`);
+  }
 }
 
 async function backup(argv: string[]): Promise<number> {

@@ -29,7 +29,12 @@ export function seaModule(): Sea | null {
   }
 }
 
-export const UWS_ASSET = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
+/** The uWS addon's file name for a platform, CPU and Node ABI (build.mjs also names a cross build's). */
+export function uwsAssetName(platform: string, arch: string, modules: string): string {
+  return `uws_${platform}_${arch}_${modules}.node`;
+}
+
+export const UWS_ASSET = uwsAssetName(process.platform, process.arch, process.versions.modules);
 export const SQLITE_ASSET = 'better_sqlite3.node';
 /** SEA asset written by build.mjs: `{ [asset]: { sha256, size } }` for every addon asset. */
 export const MANIFEST_ASSET = 'parley-assets.json';

@@ -22,6 +22,7 @@ import {
   type UserRow,
 } from '../lib/users';
 import { checkFullName, isValidEmail } from '../lib/validate';
+import { checkUniqueName } from '../lib/realm-settings';
 import { requireMemberOrAdmin } from './user-groups';
 import { activeUserIds, deactivateAccount, doCreateUser } from './users';
 
@@ -114,15 +115,21 @@ function checkCanCreateBot(app: App, user: UserRow, botType: number): void {
   throw errors.insufficientPermission();
 }
 
-function checkPayloadUrl(url: string): void {
+/** Django's URLValidator.max_length, which Zulip's check_url applies. */
+const MAX_PAYLOAD_URL_LENGTH = 2048;
+
+/** Zulip's check_url (Django's URLValidator) for the two parameters that take a bot's URL. */
+function checkPayloadUrl(url: string, varName: 'payload_url' | 'service_payload_url' = 'payload_url'): void {
   let ok = false;
+  const invalid = () => errors.badRequest('Invalid {var_name}: Value error, Not a URL', { var_name: varName });
+  if (url.length > MAX_PAYLOAD_URL_LENGTH) throw invalid();
   try {
     const u = new URL(url);
     ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
   } catch {
     ok = false;
   }
-  if (!ok) throw errors.badRequest('Invalid payload_url: Value error, Not a URL');
+  if (!ok) throw invalid();
 }
 
 export interface NewBot {
@@ -147,6 +154,7 @@ export function doCreateBot(app: App, user: UserRow, spec: NewBot): Record<strin
     const shortName = spec.shortName.trim();
     if (shortName === '') throw errors.badRequest('Bad name or username');
     const fullName = checkFullName(spec.fullName);
+    checkUniqueName(app.db, user.realm_id, fullName, null);
     if (spec.botType === BOT_TYPE.EMBEDDED) {
       // No embedded bot handlers ship with Parley.
       throw errors.badRequest('Embedded bots are not enabled.');
@@ -237,6 +245,7 @@ export function doUpdateBot(app: App, user: UserRow, botId: number, change: BotC
     const current = () => findUserById(app.db, bot.realm_id, bot.id) as UserRow;
     if (change.fullName !== undefined && change.fullName.trim() !== '' && change.fullName !== bot.full_name) {
       const name = checkFullName(change.fullName);
+      checkUniqueName(app.db, bot.realm_id, name, bot.id);
       checkBotNameAvailable(app, bot.realm_id, name, bot.id);
       stmt(app.db, 'UPDATE user SET full_name = ? WHERE id = ?').run(name, bot.id);
       botUpdate({ full_name: name });
@@ -289,7 +298,7 @@ export function doUpdateBot(app: App, user: UserRow, botId: number, change: BotC
       if (change.serviceInterface !== undefined && !SERVICE_INTERFACES.includes(change.serviceInterface)) {
         throw errors.badRequest('Invalid interface type');
       }
-      if (change.servicePayloadUrl !== undefined) checkPayloadUrl(change.servicePayloadUrl);
+      if (change.servicePayloadUrl !== undefined) checkPayloadUrl(change.servicePayloadUrl, 'service_payload_url');
       if (bot.bot_type === BOT_TYPE.OUTGOING_WEBHOOK) {
         if (change.servicePayloadUrl !== undefined) stmt(app.db, 'UPDATE bot_service SET base_url = ? WHERE bot_id = ?').run(change.servicePayloadUrl, bot.id);
         if (change.serviceInterface !== undefined) stmt(app.db, 'UPDATE bot_service SET interface = ? WHERE bot_id = ?').run(change.serviceInterface, bot.id);

@@ -12,7 +12,7 @@ import { topicKey } from '../lib/narrow';
 import { canAccessStreamHistory, subscriberIds, type StreamRow } from '../lib/streams';
 import { materializeUserMessages } from '../lib/user-messages';
 import { findUserById, isBot, type UserRow } from '../lib/users';
-import { silentMention } from './channel-notices';
+import { realmTranslator, silentMention, type Translator } from './channel-notices';
 import { deleteMessages, doSendMessage } from './messages';
 import { notificationBot } from './system-bots';
 import { followersIn, topicPolicies } from './user-topics';
@@ -46,6 +46,16 @@ export function streamTopicLinkSyntax(streamId: number, streamName: string, topi
 export function conversationLinkSyntax(streamId: number, streamName: string, topic: string, messageId: number): string {
   const link = `#narrow/channel/${encodeChannel(streamId, streamName)}/topic/${encodeHashComponent(topic)}/with/${messageId}`;
   return `[#${escapeLinkText(streamName)} > ${escapeLinkText(topic === '' ? EMPTY_TOPIC_FALLBACK_NAME : topic)}](${link})`;
+}
+
+/** Zulip's get_message_link_syntax: #**channel>topic@id**, or a plain Markdown link when that would break. */
+export function messageLinkSyntax(streamId: number, streamName: string, topic: string, messageId: number): string {
+  if (BREAKS_LINK_SYNTAX.test(topic) || BREAKS_LINK_SYNTAX.test(streamName)) {
+    const link = `#narrow/channel/${encodeChannel(streamId, streamName)}/topic/${encodeHashComponent(topic)}/near/${messageId}`;
+    const text = `#${escapeLinkText(streamName)} > ${escapeLinkText(topic === '' ? EMPTY_TOPIC_FALLBACK_NAME : topic)} @ 💬`;
+    return `[${text}](${link})`;
+  }
+  return `#**${streamName}>${topic}@${messageId}**`;
 }
 
 /** Zulip's stream_message_url: the organization's URL, then the message's narrow ("near" link). */
@@ -140,7 +150,17 @@ function resolveNoticeUnreadUsers(app: App, stream: StreamRow, topic: string, kn
   return unread;
 }
 
-const RESOLVE_NOTICE = /^@_\*\*.*\|\d+\*\* has marked this topic as (un)?resolved\.$/s;
+const RESOLVED_TEMPLATE = '{user} has marked this topic as resolved.';
+const UNRESOLVED_TEMPLATE = '{user} has marked this topic as unresolved.';
+
+/** Whether `content` is a resolve notice as the organization's language words it (any user). */
+function isResolveNotice(t: Translator, content: string): boolean {
+  return [RESOLVED_TEMPLATE, UNRESOLVED_TEMPLATE].some((template) => {
+    const [before, after] = t(template).split('{user}');
+    if (after === undefined || !content.startsWith(before) || !content.endsWith(after)) return false;
+    return /^@_\*\*.*\|\d+\*\*$/s.test(content.slice(before.length, content.length - after.length));
+  });
+}
 
 /**
  * Zulip's maybe_delete_previous_resolve_topic_notification: when the topic's newest message is a
@@ -154,7 +174,7 @@ function deletedPreviousResolveNotice(app: App, req: MoveNoticeRequest, now: num
   ) as MessageRow | undefined;
   if (!last) return false;
   // Parley keeps no message type: a resolve notice is Notification Bot's message in that wording.
-  if (last.sender_id !== notificationBot(app, req.actor.realm_id).id || !RESOLVE_NOTICE.test(last.content)) return false;
+  if (last.sender_id !== notificationBot(app, req.actor.realm_id).id || !isResolveNotice(realmTranslator(app, req.actor.realm_id), last.content)) return false;
   if (now - last.date_sent > RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS) return false;
   deleteMessages(app, req.actor.realm_id, [last]);
   return true;
@@ -169,8 +189,10 @@ function maybeSendResolveNotice(app: App, req: MoveNoticeRequest, now: number): 
   const readBy = subscriberIds(app.db, req.origStream.id).filter((uid) => !unread.has(uid));
   // mark_as_read_for_acting_user: the actor has it read whatever their setting.
   if (!readBy.includes(req.actor.id)) readBy.push(req.actor.id);
-  const text = req.topicResolved ? '{user} has marked this topic as resolved.' : '{user} has marked this topic as unresolved.';
-  return postNotice(app, req.actor, req.origStream, req.targetTopic, text.replace('{user}', silentMention(req.actor)), readBy);
+  // As Zulip: in the organization's language (override_language(realm.default_language)).
+  const t = realmTranslator(app, req.actor.realm_id);
+  const text = t(req.topicResolved ? RESOLVED_TEMPLATE : UNRESOLVED_TEMPLATE, { user: silentMention(req.actor) });
+  return postNotice(app, req.actor, req.origStream, req.targetTopic, text, readBy);
 }
 
 /**
@@ -185,14 +207,16 @@ export function sendMoveNotices(app: App, req: MoveNoticeRequest, now: number): 
 
   const user = silentMention(req.actor);
   const count = req.changedIds.length;
+  // As Zulip's send_message_moved_breadcrumbs: in the organization's language.
+  const t = realmTranslator(app, req.actor.realm_id);
   const oldLocation = streamTopicLinkSyntax(req.origStream.id, req.origStream.name, req.origTopic);
   const newLocation = streamTopicLinkSyntax(req.targetStream.id, req.targetStream.name, req.targetTopic);
 
   let oldThread: string | null = null;
   if (req.notifyOldThread) {
-    if (req.movedAllVisible) oldThread = `This topic was moved to ${newLocation} by ${user}.`;
-    else if (count === 1) oldThread = `A message was moved from this topic to ${newLocation} by ${user}.`;
-    else oldThread = `${count} messages were moved from this topic to ${newLocation} by ${user}.`;
+    if (req.movedAllVisible) oldThread = t('This topic was moved to {new_location} by {user}.', { new_location: newLocation, user });
+    else if (count === 1) oldThread = t('A message was moved from this topic to {new_location} by {user}.', { new_location: newLocation, user });
+    else oldThread = t('{changed_messages_count} messages were moved from this topic to {new_location} by {user}.', { changed_messages_count: count, new_location: newLocation, user });
   }
 
   // Resolving or unresolving is announced by its own notice, not as a move.
@@ -201,11 +225,11 @@ export function sendMoveNotices(app: App, req: MoveNoticeRequest, now: number): 
     // Judged with the actor's own access, so the wording never leaks older messages they cannot read.
     const exclude = resolvedNoticeId === null ? [...req.changedIds] : [...req.changedIds, resolvedNoticeId];
     const preexisting = anyVisibleInTopic(app, req.actor, req.targetStream, req.targetTopic, exclude);
-    if (!preexisting && req.movedAllVisible) newThread = `This topic was moved here from ${oldLocation} by ${user}.`;
+    if (!preexisting && req.movedAllVisible) newThread = t('This topic was moved here from {old_location} by {user}.', { old_location: oldLocation, user });
     else if (count === 1) {
       const link = streamMessageUrl(app, req.targetStream.id, req.targetStream.name, req.targetTopic, req.message.id);
-      newThread = `[A message](${link}) was moved here from ${oldLocation} by ${user}.`;
-    } else newThread = `${count} messages were moved here from ${oldLocation} by ${user}.`;
+      newThread = t('[A message]({link}) was moved here from {old_location} by {user}.', { link, old_location: oldLocation, user });
+    } else newThread = t('{changed_messages_count} messages were moved here from {old_location} by {user}.', { changed_messages_count: count, old_location: oldLocation, user });
   }
 
   // mark_as_read_for_acting_user: the actor has both read.

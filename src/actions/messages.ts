@@ -38,6 +38,7 @@ import { checkSenderCanAccessRecipients, userIdsWhoCannotAccess } from '../lib/a
 import { fakeEmailDomain, isEmailPublic } from '../lib/user-emails';
 import { sendTimeFlags } from './alert-words';
 import { accessGainedByConversation, announceAccessGained } from './user-access';
+import { queueOutgoingWebhooks, serviceBotTriggers } from './outgoing-webhooks';
 import { queueMessagePush } from './push';
 import { checkStreamName, streamViewers } from './streams';
 import { claimUploads } from './uploads';
@@ -276,6 +277,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     let topic = '';
     let recipients: number[];
     let stream: StreamRow | null = null;
+    let addressees: UserRow[] = [];
     if (req.to.kind === 'channel') {
       stream = channelForSend(app, sender, req.to);
       if (!req.system) checkCanSendToChannel(app, sender, stream);
@@ -290,7 +292,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
       streamId = stream.id;
       recipients = subscriberIds(app.db, stream.id);
     } else {
-      const addressees = directAddressees(app, sender, req.to);
+      addressees = directAddressees(app, sender, req.to);
       recipients = [...new Set([sender.id, ...addressees.map((u) => u.id)])];
       if (!req.system) checkCanSendDirect(app, realm, sender, addressees, recipients);
       gained = accessGainedByConversation(app, sender, addressees);
@@ -375,11 +377,13 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
     // Who gets the message from an "Unknown user" is decided inside the write, with its reads: after
     // the commit each read would open a read transaction of its own (~20 µs a send).
     const hiddenFrom = userIdsWhoCannotAccess(app.db, sender, [...flagsWritten.keys()]);
+    const serviceBots = serviceBotTriggers(app, sender, stream, recipients, rendered.mentionedUserIds, rendered.mentionedGroupIds, addressees);
     app.batch.onCommit(() => {
       // Before the message, so a guest's client knows its sender (Zulip sends these first too).
       if (gained !== null && gained.size > 0) announceAccessGained(app, gained);
       announceMessage(app, row, flagsWritten, { localId: req.localId, queueId: req.queueId, sender, stream, hiddenFrom, submessages });
       queueMessagePush(app, id, flagsWritten); // returns at once; the work runs on a later turn
+      queueOutgoingWebhooks(app, row, serviceBots); // likewise
     });
     return automatic === null ? { id } : { id, automatic_new_visibility_policy: automatic };
   }, { checksFirst: true });

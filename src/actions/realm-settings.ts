@@ -6,6 +6,7 @@ import { nowSeconds } from '../lib/clock';
 import { findGroup, groupSettingForApi, storeGroupSetting, type GroupSettingValue } from '../lib/groups';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import {
+  AUTHENTICATION_METHODS,
   EDIT_HISTORY_VISIBILITY_POLICIES,
   GIPHY_RATING_IDS,
   REALM_CHANGEABLE_GROUP_SETTINGS,
@@ -39,6 +40,9 @@ export interface GroupSettingChange {
 
 export interface RealmChange {
   allow_message_editing?: boolean;
+  /** Zulip's {backend name: enabled}; checked against AUTHENTICATION_METHODS. */
+  authentication_methods?: Record<string, boolean>;
+  avatar_changes_disabled?: boolean;
   default_code_block_language?: string;
   default_language?: string;
   description?: string;
@@ -46,7 +50,10 @@ export interface RealmChange {
   /** Checked by the route: 0 (Monday) to 6. */
   digest_weekday?: number;
   disallow_disposable_email_addresses?: boolean;
+  email_changes_disabled?: boolean;
   emails_restricted_to_domains?: boolean;
+  enable_guest_user_dm_warning?: boolean;
+  enable_guest_user_indicator?: boolean;
   enable_read_receipts?: boolean;
   enable_spectator_access?: boolean;
   giphy_rating?: number;
@@ -60,9 +67,13 @@ export interface RealmChange {
   message_content_allowed_in_email_notifications?: boolean;
   message_edit_history_visibility_policy?: EditHistoryVisibilityPolicy;
   name?: string;
+  name_changes_disabled?: boolean;
   /** Checked by the route (Zulip's OrgTypeEnum). */
   org_type?: number;
+  require_e2ee_push_notifications?: boolean;
+  require_unique_names?: boolean;
   send_channel_events_messages?: boolean;
+  send_welcome_emails?: boolean;
   topics_policy?: RealmTopicsPolicy;
   video_chat_provider?: number;
   want_advertise_in_communities_directory?: boolean;
@@ -75,6 +86,8 @@ export interface RealmChange {
   move_messages_between_streams_limit_seconds?: number | string;
   /** Raw: a positive number of days, or "unlimited" (legacy "forever"). */
   message_retention_days?: number | string;
+  /** A private channel's id, or any negative number to turn message reports off. */
+  moderation_request_channel_id?: number;
   new_stream_announcements_stream_id?: number;
   signup_announcements_stream_id?: number;
   zulip_update_announcements_stream_id?: number;
@@ -92,8 +105,8 @@ const TIME_LIMITS = [
 /** Settings Zulip announces in the update_dict format "due to their history" (do_set_realm_property). */
 const UPDATE_DICT_PROPERTIES = new Set(['allow_message_editing', 'message_content_edit_limit_seconds']);
 
-/** Zulip's RequestVariableConversionError text (its code, REQUEST_VARIABLE_INVALID, is not in Parley's catalogue yet). */
-const badValue = (name: string, value: unknown) => errors.badRequest("Bad value for '{var_name}': {bad_value}", { var_name: name, bad_value: value });
+/** Zulip's RequestVariableConversionError (parse_message_time_limit_setting, parse_message_retention_days). */
+const badValue = (name: string, value: number | string) => errors.badValue(name, value);
 
 /** Zulip's parse_message_time_limit_setting: "unlimited" is null; anything else a positive integer. */
 function parseTimeLimit(name: string, value: number | string): number | null {
@@ -108,6 +121,27 @@ function parseRetentionDays(value: number | string): number {
   if (value === 'unlimited' || value === 'forever') return -1;
   if (typeof value === 'string' || !Number.isInteger(value) || value <= 0) throw badValue('message_retention_days', value);
   return value;
+}
+
+/**
+ * Zulip's validate_authentication_methods_dict_from_api and the check after it: only the backends
+ * the server offers, and at least one of them on. Parley's one backend is always on, so the only
+ * accepted value changes nothing (Zulip then leaves authentication_methods out of its reply).
+ */
+function checkAuthenticationMethods(methods: Record<string, boolean>): void {
+  const valid = Object.keys(AUTHENTICATION_METHODS).sort();
+  for (const name of Object.keys(methods)) {
+    if (!Object.hasOwn(AUTHENTICATION_METHODS, name)) {
+      // zulip-compat: the list is Python's repr of a sorted list of names.
+      throw errors.badRequest('Invalid authentication method: {name}. Valid methods are: {methods}', {
+        name,
+        methods: `[${valid.map((m) => `'${m}'`).join(', ')}]`,
+      });
+    }
+  }
+  if (!Object.values(methods).includes(true)) throw errors.badRequest('At least one authentication method must be enabled.');
+  // zulip-compat: do_set_realm_authentication_methods takes the dict whole; a backend left out is
+  // turned off. With one backend, which may not be turned off, nothing can change.
 }
 
 /** Zulip's are_both_group_setting_values_equal. */
@@ -155,6 +189,10 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
     // ---- checks (the whole request succeeds or fails) ----
     if (change.default_language !== undefined && !Object.hasOwn(LANGUAGES, change.default_language)) {
       throw errors.badRequest("Invalid language '{language}'", { language: change.default_language });
+    }
+    if (change.authentication_methods !== undefined) {
+      if (!isOwner(user)) throw errors.ownerRequired();
+      checkAuthenticationMethods(change.authentication_methods);
     }
     if (change.video_chat_provider !== undefined && !VIDEO_CHAT_PROVIDER_IDS.includes(change.video_chat_provider)) {
       throw errors.badRequest('Invalid video_chat_provider {video_chat_provider}', { video_chat_provider: change.video_chat_provider });
@@ -218,13 +256,17 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
       if (typeof v === 'boolean') setColumn(name, v, v ? 1 : 0);
     };
     setBool('allow_message_editing');
+    setExtraIfGiven('avatar_changes_disabled');
     setExtraIfGiven('default_code_block_language');
     if (change.default_language !== undefined) setColumn('default_language', change.default_language);
     if (change.description !== undefined) setColumn('description', change.description);
     setExtraIfGiven('digest_emails_enabled');
     setExtraIfGiven('digest_weekday');
     setBool('disallow_disposable_email_addresses');
+    setExtraIfGiven('email_changes_disabled');
     setBool('emails_restricted_to_domains');
+    setExtraIfGiven('enable_guest_user_dm_warning');
+    setExtraIfGiven('enable_guest_user_indicator');
     setExtraIfGiven('enable_read_receipts');
     setBool('enable_spectator_access');
     setExtraIfGiven('giphy_rating');
@@ -247,7 +289,11 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
       data.message_edit_history_visibility_policy = EDIT_HISTORY_VISIBILITY_POLICIES[policy];
     }
     if (change.name !== undefined) setColumn('name', change.name);
+    setExtraIfGiven('name_changes_disabled');
+    setExtraIfGiven('require_e2ee_push_notifications');
+    setExtraIfGiven('require_unique_names');
     setExtraIfGiven('send_channel_events_messages');
+    setExtraIfGiven('send_welcome_emails');
     // topics_policy, or mandatory_topics (Zulip 10's spelling of the same setting) when it is not given.
     const topicsPolicy: RealmTopicsPolicy | undefined =
       change.topics_policy ?? (change.mandatory_topics === undefined ? undefined : change.mandatory_topics ? 'disable_empty_topic' : 'allow_empty_topic');
@@ -302,6 +348,10 @@ export function doUpdateRealm(app: App, user: UserRow, change: RealmChange): Rec
       if (id >= 0) {
         const s = findStreamById(app.db, realmId, id);
         if (!s || s.deactivated || !canAccessStreamMetadata(app.db, user, s)) throw errors.badRequest('Invalid channel ID');
+        // Zulip's do_set_realm_moderation_request_channel: reports must not land where everyone reads.
+        if (setting === 'moderation_request_channel_id' && (!s.invite_only || s.is_web_public)) {
+          throw errors.badRequest('Moderation request channel must be private.');
+        }
       }
       extra[setting as RealmChannelSetting] = id >= 0 ? id : -1;
       extraChanged = true;

@@ -20,6 +20,7 @@ import {
 } from '../lib/settings';
 import { findUserByDeliveryEmail, findUserByEmail, findUserById, isAdmin, isBot, type UserRow } from '../lib/users';
 import { checkFullName, PASSWORD_MIN_LENGTH, realmEmailProblem } from '../lib/validate';
+import { checkUniqueName } from '../lib/realm-settings';
 import { deleteOtherSessions } from './sessions';
 import { changeDeliveryEmail, emailVisibilityChanged } from './user-access';
 
@@ -153,14 +154,7 @@ export function doChangeSettings(app: App, acting: UserRow, change: SettingsChan
       // zulip-compat: with name changes disabled, a non-administrator's new name is silently dropped.
       if (!(extra.name_changes_disabled === true && !isAdmin(user))) {
         const name = checkFullName(change.fullName);
-        if (extra.require_unique_names === true) {
-          const clash = stmt(app.db, 'SELECT 1 FROM user WHERE realm_id = ? AND id <> ? AND full_name = ? COLLATE NOCASE').get(
-            user.realm_id,
-            user.id,
-            name,
-          );
-          if (clash) throw errors.badRequest('Unique names required in this organization.');
-        }
+        checkUniqueName(app.db, user.realm_id, name, user.id);
         if (name !== user.full_name) {
           stmt(app.db, 'UPDATE user SET full_name = ? WHERE id = ?').run(name, user.id);
           app.batch.onCommit(() =>
@@ -256,7 +250,9 @@ function startEmailChange(app: App, user: UserRow, newEmail: string, extra: Reco
   );
 }
 
-export type EmailConfirmResult = { ok: true; oldEmail: string; newEmail: string } | { ok: false; reason: 'invalid' | 'expired' | 'used' | 'taken' | 'deactivated' };
+export type EmailConfirmResult =
+  | { ok: true; oldEmail: string; newEmail: string }
+  | { ok: false; reason: 'invalid' | 'expired' | 'used' | 'taken' | 'deactivated' | 'disabled' };
 
 /** GET /accounts/confirm_new_email/{key}: applies a pending email change. */
 export function doConfirmEmailChange(app: App, key: string): EmailConfirmResult {
@@ -269,6 +265,9 @@ export function doConfirmEmailChange(app: App, key: string): EmailConfirmResult 
     if (row.expires < nowSeconds(app.clock)) return { ok: false, reason: 'expired' };
     const user = stmt(app.db, 'SELECT * FROM user WHERE id = ?').get(row.user_id) as UserRow | undefined;
     if (!user || !user.is_active) return { ok: false, reason: 'deactivated' };
+    // As Zulip's confirm_email_change: turned off since the request, the change is not made (the link
+    // stays unused here, so it works again if the setting is turned back on before it expires).
+    if (realmExtra(app, user.realm_id).email_changes_disabled === true && !isAdmin(user)) return { ok: false, reason: 'disabled' };
     const other = findUserByDeliveryEmail(app.db, user.realm_id, row.new_email) ?? findUserByEmail(app.db, user.realm_id, row.new_email);
     if (other && other.id !== user.id) return { ok: false, reason: 'taken' };
     stmt(app.db, 'UPDATE email_change SET used = 1 WHERE id = ?').run(row.id);

@@ -83,7 +83,7 @@ export function retentionToColumn(value: RetentionInput): number | null {
   if (value === 'realm_default') return null;
   // zulip-compat: 'forever' is the pre-feature-level-91 spelling of 'unlimited'.
   if (value === 'unlimited' || value === 'forever') return -1;
-  if (value <= 0) throw errors.badRequest('Bad value for \'message_retention_days\': {value}', { value });
+  if (value <= 0) throw errors.badValue('message_retention_days', value);
   return value;
 }
 
@@ -304,6 +304,10 @@ export function doUpdateChannel(app: App, user: UserRow, streamId: number, chang
     if (isWebPublic && (!history || isPrivate)) throw errors.badRequest('Invalid parameters');
     if (!isPrivate && !history) throw errors.badRequest('Invalid parameters');
     if (isPrivate && isDefault) throw errors.badRequest('A default channel cannot be private.');
+    // As Zulip's update_stream_backend: the moderation request channel stays private.
+    if (!isPrivate && realmExtraSettings(realm)['moderation_request_channel_id'] === s.id) {
+      throw errors.badRequest('Moderation request channel must be private.');
+    }
     if (change.isPrivate !== undefined) {
       // Changing who can read a channel needs being able to read it, beyond administering it.
       if (!canAccessStreamContent(app.db, user, s)) throw errors.badRequest('Channel content access is required.');

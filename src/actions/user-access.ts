@@ -76,9 +76,8 @@ export function announceAccessGained(app: App, gained: ReadonlyMap<number, reado
 }
 
 /** The avatar of `u` changed as clients see it (Zulip's notify_avatar_url_change). */
-function announceAvatar(app: App, u: UserRow): void {
-  const url = avatarUrl(u);
-  const person = { user_id: u.id, avatar_source: u.avatar_source, avatar_url: url, avatar_url_medium: url, avatar_version: u.avatar_version };
+export function announceAvatar(app: App, u: UserRow): void {
+  const person = { user_id: u.id, avatar_source: u.avatar_source, avatar_url: avatarUrl(u), avatar_url_medium: avatarUrl(u, true), avatar_version: u.avatar_version };
   sendUpdate(app, person, () => userIdsWhoCanAccess(app.db, u));
 }
 

@@ -25,6 +25,7 @@ import { applyRealmUserDefaults } from './realm-defaults';
 import { syncSystemGroupsForRole } from './user-groups';
 import { announceUserCreated, roleChanged } from './user-access';
 import { apiEmailOf } from '../lib/user-emails';
+import { checkUniqueName } from '../lib/realm-settings';
 
 export interface NewUser {
   realmId: number;
@@ -80,6 +81,9 @@ export function doCreateUser(app: App, spec: NewUser): CreatedUser {
     const fullName = checkCreateUser(app, spec.realmId, spec.email, spec.password, spec.fullName, {
       minNameLength: spec.acting ? undefined : 1,
     });
+    // System bots are made on first use; in Zulip they belong to no organization, so no name rule applies.
+    const systemBot = spec.botType !== undefined && spec.botType !== null && (spec.botOwnerId ?? null) === null;
+    if (!systemBot) checkUniqueName(app.db, spec.realmId, fullName, null);
     const apiKey = newApiKey();
     const now = nowSeconds(app.clock);
     const userId = Number(
@@ -125,7 +129,7 @@ export function doCreateUserByAdmin(app: App, acting: UserRow, email: string, pa
   if (!isAdmin(acting)) throw errors.adminRequired();
   // An address people give is checked as Django's validator does (doCreateUser's check is looser:
   // it also makes bots' and system bots' addresses from the server's host name); the name first.
-  checkFullName(fullName);
+  checkUniqueName(app.db, acting.realm_id, checkFullName(fullName), null);
   if (!isDeliverableEmail(email)) throw errors.badRequest('Bad name or username');
   return doCreateUser(app, {
     realmId: acting.realm_id,
@@ -163,12 +167,15 @@ export function doDeactivateOwnUser(app: App, user: UserRow): void {
   });
 }
 
-/** POST /users/{id}/reactivate. */
+/** POST /users/{id}/reactivate: an account that is already active is left as it is. */
 export function doReactivateUser(app: App, acting: UserRow, targetId: number): void {
   if (!isAdmin(acting)) throw errors.adminRequired();
   app.batch.write(() => {
     const target = accessUserById(app.db, acting, targetId, { allowDeactivated: true, allowBots: true, forAdmin: true });
-    if (target.is_active) throw errors.badRequest('User is already active');
+    // zulip-compat: reactivate_user_backend has no "already active" check and answers success.
+    // Zulip's do_reactivate_user then re-runs the activation (an audit-log row, a repeated
+    // is_active: true update); nothing changes here, so no event is sent.
+    if (target.is_active) return;
     setActive(app, target, true);
   });
 }
@@ -235,6 +242,7 @@ export function doUpdateUser(app: App, acting: UserRow, targetId: number, change
     // zulip-compat: an empty or all-whitespace full_name is ignored, not refused.
     if (change.fullName !== undefined && change.fullName.trim() !== '' && change.fullName !== target.full_name) {
       const name = checkFullName(change.fullName);
+      checkUniqueName(app.db, target.realm_id, name, target.id);
       if (name !== target.full_name) {
         stmt(app.db, 'UPDATE user SET full_name = ? WHERE id = ?').run(name, target.id);
         notify.push({ user_id: target.id, full_name: name });

@@ -1,14 +1,24 @@
 // Bots: POST/GET /bots, PATCH/DELETE /bots/{id}, API key regeneration.
 import * as v from 'valibot';
-import { doCreateBot, doDeactivateBot, doRegenerateBotApiKey, doUpdateBot, listBots } from '../actions/bots';
+import { doCreateBotWithAvatar, doUpdateBotWithAvatar } from '../actions/avatars';
+import { doDeactivateBot, doRegenerateBotApiKey, listBots } from '../actions/bots';
+import { errors } from '../http/errors';
 import { p, zInt } from '../http/params';
 import { route } from '../http/route';
+
+/** A parameter decoded as JSON when it is JSON: a string, or Zulip's "is not a string". */
+function jsonString(value: unknown, name: string): string | undefined {
+  if (value === undefined || typeof value === 'string') return value;
+  throw errors.badRequest('{var_name} is not a string', { var_name: name });
+}
 
 export const botRoutes = [
   route({
     method: 'POST',
     path: '/api/v1/bots',
     auth: 'user',
+    // An optional avatar image (multipart).
+    files: true,
     params: {
       full_name: p.str(),
       short_name: p.str(),
@@ -21,8 +31,8 @@ export const botRoutes = [
       default_events_register_stream: p.str().optional(),
       default_all_public_streams: p.bool().optional(),
     },
-    handle: ({ app, user, params }) =>
-      doCreateBot(app, user, {
+    handle: ({ app, user, params, files }) =>
+      doCreateBotWithAvatar(app, user, {
         fullName: params.full_name,
         shortName: params.short_name,
         botType: params.bot_type,
@@ -33,7 +43,7 @@ export const botRoutes = [
         defaultSendingStream: params.default_sending_stream,
         defaultEventsRegisterStream: params.default_events_register_stream,
         defaultAllPublicStreams: params.default_all_public_streams,
-      }),
+      }, files),
   }),
   route({
     method: 'GET',
@@ -45,6 +55,8 @@ export const botRoutes = [
     method: 'PATCH',
     path: '/api/v1/bots/{bot_id:int}',
     auth: 'user',
+    // An optional new avatar image (multipart).
+    files: true,
     params: {
       full_name: p.str().optional(),
       bot_owner_id: p.json(zInt()).optional(),
@@ -52,20 +64,21 @@ export const botRoutes = [
       default_sending_stream: p.str().optional(),
       default_events_register_stream: p.str().optional(),
       default_all_public_streams: p.bool().optional(),
-      service_payload_url: p.str().optional(),
+      // Zulip takes it JSON-encoded (its web app sends JSON.stringify(url)); a bare URL is taken too.
+      service_payload_url: p.jsonOrStr(v.unknown()).optional(),
       service_interface: p.int().optional(),
     },
-    handle: ({ app, user, params, path }) =>
-      doUpdateBot(app, user, Number(path.bot_id), {
+    handle: ({ app, user, params, path, files }) =>
+      doUpdateBotWithAvatar(app, user, Number(path.bot_id), {
         fullName: params.full_name,
         botOwnerId: params.bot_owner_id,
         role: params.role,
         defaultSendingStream: params.default_sending_stream,
         defaultEventsRegisterStream: params.default_events_register_stream,
         defaultAllPublicStreams: params.default_all_public_streams,
-        servicePayloadUrl: params.service_payload_url,
+        servicePayloadUrl: jsonString(params.service_payload_url, 'service_payload_url'),
         serviceInterface: params.service_interface,
-      }),
+      }, files),
   }),
   route({
     method: 'DELETE',

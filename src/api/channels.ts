@@ -18,6 +18,7 @@ import {
   type RetentionInput,
 } from '../actions/streams';
 import { doDeleteTopic, listTopics } from '../actions/topics';
+import { channelEmailAddress } from '../actions/channel-email';
 import { sendNewChannelMessages } from '../actions/channel-notices';
 import { doSubscribe, doUnsubscribe, doUpdateSubscriptionProperties, HEX_COLOR, resolvePrincipals } from '../actions/subscriptions';
 import { errors } from '../http/errors';
@@ -56,7 +57,7 @@ function parseRetention(value: unknown): RetentionInput | undefined {
   if (value === undefined) return undefined;
   if (value === 'realm_default' || value === 'unlimited' || value === 'forever') return value;
   if (typeof value === 'number') return value; // retentionToColumn refuses zero and negatives
-  throw errors.badRequest("Bad value for 'message_retention_days': {value}", { value: String(value) });
+  throw errors.badValue('message_retention_days', String(value));
 }
 
 const groupSettingParams = Object.fromEntries(STREAM_GROUP_SETTINGS.map((s) => [s, p.json(groupSettingSchema).optional()])) as Record<
@@ -186,6 +187,15 @@ export const channelRoutes = [
     handle({ app, user, path }) {
       const s = accessStreamById(app.db, user, Number(path.stream_id), { allowArchived: true });
       return { stream: formatStream(app.db, s) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/streams/{stream_id:int}/email_address',
+    auth: 'user',
+    params: { sender_id: p.int({ min: 0 }).optional() },
+    handle({ app, user, path, params }) {
+      return { email: channelEmailAddress(app, user, Number(path.stream_id), params.sender_id) };
     },
   }),
   route({

@@ -1,5 +1,6 @@
 // Every route Parley serves, in one table (the router, the docs generator and tests read it).
 import type { AnyRoute } from '../http/route';
+import { avatarRoutes } from './avatars';
 import { botStorageRoutes } from './bot-storage';
 import { botRoutes } from './bots';
 import { channelRoutes } from './channels';
@@ -13,6 +14,7 @@ import { pageRoutes } from './pages';
 import { linkifierRoutes } from './linkifiers';
 import { messageRoutes } from './messages';
 import { messageExtraRoutes } from './message-extras';
+import { messageReportRoutes } from './message-report';
 import { presenceRoutes } from './presence';
 import { profileFieldRoutes } from './profile-fields';
 import { pushRoutes } from './push';
@@ -21,6 +23,7 @@ import { scheduledMessageRoutes } from './scheduled-messages';
 import { serverRoutes } from './server';
 import { settingsRoutes } from './settings';
 import { submessageRoutes } from './submessages';
+import { staticFileRoutes } from './static-files';
 import { tusRoutes } from './tus';
 import { typingRoutes } from './typing';
 import { uploadRoutes } from './uploads';
@@ -37,11 +40,11 @@ import { userStatusRoutes } from './user-status';
 import { webRoutes } from './web';
 
 export const allRoutes: readonly AnyRoute[] = [
-  ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...submessageRoutes, ...userTopicRoutes,
+  ...serverRoutes, ...userRoutes, ...eventRoutes, ...channelRoutes, ...messageRoutes, ...messageExtraRoutes, ...submessageRoutes, ...messageReportRoutes, ...userTopicRoutes,
   ...userGroupRoutes, ...botRoutes, ...botStorageRoutes, ...profileFieldRoutes,
   ...typingRoutes, ...scheduledMessageRoutes, ...reminderRoutes,
   ...settingsRoutes, ...draftRoutes, ...savedSnippetRoutes, ...navigationViewRoutes, ...playgroundRoutes, ...presenceRoutes, ...linkifierRoutes,
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,
   ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes,
-  ...realmRoutes, ...webRoutes];
+  ...realmRoutes, ...webRoutes, ...staticFileRoutes, ...avatarRoutes];

@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import { MAX_WELCOME_MESSAGE_LENGTH } from '../actions/invites';
 import { doUpdateRealm, MAX_REALM_DESCRIPTION_LENGTH, MAX_REALM_NAME_LENGTH, type GroupSettingChange } from '../actions/realm-settings';
-import { p, zInt, zStr } from '../http/params';
+import { p, zBool, zInt, zStr } from '../http/params';
 import { route } from '../http/route';
 import { groupSettingSchema, type GroupSettingValue } from '../lib/groups';
 import {
@@ -27,6 +27,12 @@ const groupChangeSchema = v.union(
 /** A JSON integer from a fixed set (Zulip's Json[IntEnum]): anything else is "Invalid {var_name}". */
 const enumIntParam = (values: readonly number[]) =>
   p.json(v.pipe(zInt(), v.check((n) => values.includes(n), 'Invalid {var_name}'))).optional();
+
+/** Zulip's Json[dict[str, bool]] (a list is not a dict, though valibot's record would take it). */
+const authenticationMethodsSchema = v.pipe(
+  v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), '{var_name} is not a dict'),
+  v.record(v.string(), zBool()),
+);
 
 const JITSI_SERVER_URL_MAX_LENGTH = 200;
 
@@ -60,13 +66,18 @@ export const realmRoutes = [
     auth: 'user',
     params: {
       allow_message_editing: p.bool().optional(),
+      authentication_methods: p.json(authenticationMethodsSchema).optional(),
+      avatar_changes_disabled: p.bool().optional(),
       default_code_block_language: p.str().optional(),
       default_language: p.str().optional(),
       description: p.str({ max: MAX_REALM_DESCRIPTION_LENGTH }).optional(),
       digest_emails_enabled: p.bool().optional(),
       digest_weekday: enumIntParam(DIGEST_WEEKDAYS),
       disallow_disposable_email_addresses: p.bool().optional(),
+      email_changes_disabled: p.bool().optional(),
       emails_restricted_to_domains: p.bool().optional(),
+      enable_guest_user_dm_warning: p.bool().optional(),
+      enable_guest_user_indicator: p.bool().optional(),
       enable_read_receipts: p.bool().optional(),
       enable_spectator_access: p.bool().optional(),
       giphy_rating: p.int().optional(),
@@ -82,10 +93,15 @@ export const realmRoutes = [
       message_retention_days: limitParam(),
       move_messages_between_streams_limit_seconds: limitParam(),
       move_messages_within_stream_limit_seconds: limitParam(),
+      moderation_request_channel_id: p.int().optional(),
       name: p.str({ max: MAX_REALM_NAME_LENGTH }).optional(),
+      name_changes_disabled: p.bool().optional(),
       new_stream_announcements_stream_id: p.int().optional(),
       org_type: enumIntParam(ORG_TYPE_IDS),
+      require_e2ee_push_notifications: p.bool().optional(),
+      require_unique_names: p.bool().optional(),
       send_channel_events_messages: p.bool().optional(),
+      send_welcome_emails: p.bool().optional(),
       signup_announcements_stream_id: p.int().optional(),
       topics_policy: p.oneOf(Object.keys(REALM_TOPICS_POLICIES) as RealmTopicsPolicy[]).optional(),
       video_chat_provider: p.int().optional(),
@@ -104,13 +120,18 @@ export const realmRoutes = [
       }
       return doUpdateRealm(app, user, {
         allow_message_editing: params.allow_message_editing,
+        authentication_methods: params.authentication_methods,
+        avatar_changes_disabled: params.avatar_changes_disabled,
         default_code_block_language: params.default_code_block_language,
         default_language: params.default_language,
         description: params.description,
         digest_emails_enabled: params.digest_emails_enabled,
         digest_weekday: params.digest_weekday,
         disallow_disposable_email_addresses: params.disallow_disposable_email_addresses,
+        email_changes_disabled: params.email_changes_disabled,
         emails_restricted_to_domains: params.emails_restricted_to_domains,
+        enable_guest_user_dm_warning: params.enable_guest_user_dm_warning,
+        enable_guest_user_indicator: params.enable_guest_user_indicator,
         enable_read_receipts: params.enable_read_receipts,
         enable_spectator_access: params.enable_spectator_access,
         giphy_rating: params.giphy_rating,
@@ -126,10 +147,15 @@ export const realmRoutes = [
         message_retention_days: params.message_retention_days,
         move_messages_between_streams_limit_seconds: params.move_messages_between_streams_limit_seconds,
         move_messages_within_stream_limit_seconds: params.move_messages_within_stream_limit_seconds,
+        moderation_request_channel_id: params.moderation_request_channel_id,
         name: params.name,
+        name_changes_disabled: params.name_changes_disabled,
         new_stream_announcements_stream_id: params.new_stream_announcements_stream_id,
         org_type: params.org_type,
+        require_e2ee_push_notifications: params.require_e2ee_push_notifications,
+        require_unique_names: params.require_unique_names,
         send_channel_events_messages: params.send_channel_events_messages,
+        send_welcome_emails: params.send_welcome_emails,
         signup_announcements_stream_id: params.signup_announcements_stream_id,
         topics_policy: params.topics_policy,
         video_chat_provider: params.video_chat_provider,

@@ -4,6 +4,7 @@ import { checkAccountActive, checkLoginAttempts, recordFailedLogin } from '../ht
 import { errors } from '../http/errors';
 import { p } from '../http/params';
 import { publicRoute } from '../http/route';
+import { absoluteUrl, realmIconUrl } from '../lib/avatars';
 import { findRealm } from '../lib/realm';
 import { checkPassword } from '../lib/secrets';
 import { findUserByDeliveryEmail } from '../lib/users';
@@ -42,7 +43,8 @@ export const serverRoutes = [
         realm_url: app.publicUrl,
         realm_uri: app.publicUrl,
         realm_name: realm?.name ?? '',
-        realm_icon: `${app.publicUrl}/static/images/logo/zulip-icon-128x128.png`,
+        // zulip-compat: an absolute URL here (server_settings is read before the client knows the realm).
+        realm_icon: absoluteUrl(app.publicUrl, realmIconUrl(app.publicUrl, realm)),
         realm_description: realm?.description ?? '',
         realm_web_public_access_enabled: false,
       };

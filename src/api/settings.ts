@@ -111,6 +111,7 @@ const FAILURES: Record<Exclude<EmailConfirmResult, { ok: true }>['reason'], [num
   used: [404, 'Confirmation link already used', 'This confirmation link has already been used.'],
   taken: [400, 'Email address already in use', 'Another account now uses this email address, so the change was not made.'],
   deactivated: [400, 'Account deactivated', 'The account this change belongs to is deactivated.'],
+  disabled: [400, 'Email address changes disabled', 'Email address changes are disabled in this organization.'],
 };
 
 export const settingsRoutes: AnyRoute[] = [

@@ -61,7 +61,7 @@ function appPage(m: WebManifest): string {
 `.value;
 }
 
-function csrfCookie(app: App, sessionToken: string): string {
+export function csrfCookie(app: App, sessionToken: string): string {
   // Not HttpOnly: the app reads it to send it back as X-CSRFToken (a page on another site cannot read it).
   return `${CSRF_COOKIE}=${csrfTokenFor(sessionToken)}; SameSite=Lax; Path=/${secure(app) ? '; Secure' : ''}`;
 }

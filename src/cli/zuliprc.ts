@@ -1,7 +1,7 @@
 // `parley zuliprc --data-dir DIR --email EMAIL [--site URL]`: prints the zuliprc the Zulip clients
 // (python-zulip-api, zulip-js, zulip-terminal) read: [api] email, key and site.
 import type { App } from '../app';
-import { DEFAULT_PORT } from '../config';
+import { boundUrl, DEFAULT_PORT } from '../config';
 import { findRealm } from '../lib/realm';
 import { findUserByDeliveryEmail, findUserByEmail, isSystemBot } from '../lib/users';
 
@@ -24,7 +24,7 @@ export function zuliprc(app: App, values: Record<string, string | boolean | unde
     const site =
       typeof values.site === 'string'
         ? values.site.replace(/\/+$/, '')
-        : (app.config.externalUrl ?? `http://${app.config.host}:${app.config.port || DEFAULT_PORT}`);
+        : (app.config.externalUrl ?? boundUrl(app.config, app.config.port || DEFAULT_PORT));
     // The real address: a hidden one's API email is a placeholder that authenticates nothing.
     process.stdout.write(`[api]\nemail=${user.delivery_email}\nkey=${user.api_key}\nsite=${site}\n`);
     return 0;

@@ -152,7 +152,17 @@ const STEPS: ((db: Db) => void)[] = [
     rebuildTable(db, 'push_device', ['push_device_user']);
     db.exec('UPDATE push_device SET token_updated = updated, registered_token_id = token_id WHERE token_id IS NOT NULL');
   },
-  // 13: a database made by the very first Parley (before reactions kept the order they were added in,
+  // 13: uploaded organization icons and avatars: the realm's icon source and version, and the name of
+  // a user's uploaded avatar file (existing rows take the defaults: nothing uploaded). Both tables
+  // are rebuilt as in step 5 (an added column would differ from schema.sql in its spacing).
+  (db) => {
+    rebuildTable(db, 'realm', []);
+    db.exec('DROP TRIGGER usermessage_cursor_advance');
+    db.exec('DROP VIEW usermessage_pending');
+    rebuildTable(db, 'user', ['user_realm_email', 'user_realm_delivery_email', 'user_api_key', 'user_bot_owner']);
+    for (const name of ['usermessage_pending', 'usermessage_cursor_advance', 'user_active_cursor']) db.exec(schemaStatement(name));
+  },
+  // 14: a database made by the very first Parley (before reactions kept the order they were added in,
   // a change made without a new version) still has reaction WITHOUT ROWID keyed by
   // (message, user, type, code) and no reaction_unique: rebuilt as schema.sql has it. Its reactions
   // get ids in key order, the order that Parley listed them in. Other databases have it already.

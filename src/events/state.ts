@@ -48,6 +48,8 @@ import { fakeEmailDomain } from '../lib/user-emails';
 import { formatField, listFields } from '../lib/profile-fields';
 import { listGroups } from '../lib/user-groups';
 import { formatReminder, listReminders, MAX_REMINDER_NOTE_LENGTH } from '../lib/reminders';
+import { emojiApiUrl } from '../lib/static-files';
+import { MAX_AVATAR_FILE_SIZE_MIB, MAX_ICON_FILE_SIZE_MIB, realmIconUrl } from '../lib/avatars';
 import type { ClientCapabilities } from './queue';
 
 export interface StateOptions {
@@ -492,12 +494,12 @@ registerStateProvider('realm', (app, user, opts) => {
     realm_push_notifications_enabled: app.config.pushService !== null,
     realm_push_notifications_enabled_end_timestamp: null,
     realm_upload_quota_mib: realm.upload_quota_mib ?? null,
-    realm_icon_url: `${publicUrl}/static/images/logo/zulip-icon-128x128.png`,
-    realm_icon_source: 'G',
-    max_icon_file_size_mib: 5,
-    realm_logo_url: `${publicUrl}/static/images/logo/zulip-org-logo.svg?version=0`,
+    realm_icon_url: realmIconUrl(publicUrl, realm),
+    realm_icon_source: realm.icon_source,
+    max_icon_file_size_mib: MAX_ICON_FILE_SIZE_MIB,
+    realm_logo_url: `${publicUrl}/static/images/logo/default-realm-logo.png?version=0`,
     realm_logo_source: 'D',
-    realm_night_logo_url: `${publicUrl}/static/images/logo/zulip-org-logo.svg?version=0`,
+    realm_night_logo_url: `${publicUrl}/static/images/logo/default-realm-logo.png?version=0`,
     realm_night_logo_source: 'D',
     max_logo_file_size_mib: 5,
     realm_bot_domain: host,
@@ -527,7 +529,7 @@ registerStateProvider('realm', (app, user, opts) => {
       r: { name: 'Allow GIFs rated R (Restricted)', id: 5 },
     },
     max_file_upload_size_mib: realm.max_file_upload_size_mib ?? app.config.maxFileUploadSizeMib,
-    max_avatar_file_size_mib: 5,
+    max_avatar_file_size_mib: MAX_AVATAR_FILE_SIZE_MIB,
     server_inline_image_preview: true,
     server_inline_url_embed_preview: false,
     server_thumbnail_formats: [],
@@ -535,7 +537,7 @@ registerStateProvider('realm', (app, user, opts) => {
     server_name_changes_disabled: false,
     server_needs_upgrade: false,
     server_web_public_streams_enabled: app.config.webPublicStreamsEnabled,
-    server_emoji_data_url: `${publicUrl}/static/generated/emoji/emoji_api.json`,
+    server_emoji_data_url: `${publicUrl}${emojiApiUrl()}`,
     server_can_summarize_topics: false,
     event_queue_longpoll_timeout_seconds: longpollTimeoutSeconds(app.config.heartbeatSeconds),
     realm_moderation_request_channel_id: -1,
@@ -594,12 +596,6 @@ function profileDataByUser(db: Db, realmId: number): Map<number, Record<string, 
   return out;
 }
 
-/** The user's avatar in Zulip's medium size (Gravatar `s=500`). */
-function mediumAvatarUrl(u: UserRow): string {
-  const url = avatarUrl(u);
-  return url.includes('secure.gravatar.com/') ? url.replace('?d=identicon&', '?d=identicon&s=500&') : url;
-}
-
 registerStateProvider('realm_user', (app, user, opts) => {
   const db = app.db;
   // The system bots are not the organization's: Zulip lists them apart, as cross_realm_bots.
@@ -638,7 +634,7 @@ registerStateProvider('realm_user', (app, user, opts) => {
     realm_non_active_users: inactive,
     cross_realm_bots: listSystemBots(db, user.realm_id).map(formatCrossRealmBot),
     avatar_source: user.avatar_source,
-    avatar_url_medium: mediumAvatarUrl(user),
+    avatar_url_medium: avatarUrl(user, true),
     avatar_url: avatarUrl(user),
     can_create_streams: canCreatePublic || canCreatePrivate || canCreateWebPublic,
     can_create_public_streams: canCreatePublic,

@@ -5,6 +5,7 @@
 export type ErrorCode =
   | 'BAD_REQUEST'
   | 'REQUEST_VARIABLE_MISSING'
+  | 'REQUEST_VARIABLE_INVALID'
   | 'REQUEST_CONFUSING_VAR'
   | 'INVALID_JSON'
   | 'INVALID_API_KEY'
@@ -99,6 +100,15 @@ export const errors = {
   badRequest: (template: string, vars?: Record<string, unknown>) => new JsonableError(template, { vars }),
   missing: (varName: string) =>
     new JsonableError("Missing '{var_name}' argument", { code: 'REQUEST_VARIABLE_MISSING', data: { var_name: varName } }),
+  /**
+   * Zulip's RequestVariableConversionError: a value of the right type that a setting cannot take (a time
+   * limit or retention period of zero, an unknown special word); var_name and bad_value as keys too.
+   */
+  badValue: (varName: string, badValue: string | number) =>
+    new JsonableError("Bad value for '{var_name}': {bad_value}", {
+      code: 'REQUEST_VARIABLE_INVALID',
+      data: { var_name: varName, bad_value: badValue },
+    }),
   confusing: (a: string, b: string) =>
     new JsonableError("Can't decide between '{var_name1}' and '{var_name2}' arguments", {
       code: 'REQUEST_CONFUSING_VAR',
@@ -106,6 +116,8 @@ export const errors = {
     }),
   incompatible: (names: string[]) =>
     new JsonableError('Unsupported parameter combination: {parameters}', { data: { parameters: names.join(', ') } }),
+  /** Zulip's BadImageError (an upload that is not an image it accepts). */
+  badImage: (template: string) => new JsonableError(template, { code: 'BAD_IMAGE' }),
   invalidJson: () => new JsonableError('Malformed JSON', { code: 'INVALID_JSON' }),
   unauthorized: (template = 'Not logged in: API authentication or user session required') =>
     new JsonableError(template, { code: 'UNAUTHORIZED', status: 401, headers: BASIC }),

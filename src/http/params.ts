@@ -282,10 +282,13 @@ export const p = {
       return value;
     });
   },
-  /** One of a fixed set of raw strings. */
-  oneOf<const T extends string>(values: readonly T[]): Param<T> {
+  /**
+   * One of a fixed set of raw strings; `message` is the refusal's template ("Invalid {var_name}", or
+   * typed_endpoint's wording of check_string_in_validator's ValueError).
+   */
+  oneOf<const T extends string>(values: readonly T[], message = 'Invalid {var_name}'): Param<T> {
     return new ParamImpl((raw, name) => {
-      if (!(values as readonly string[]).includes(raw)) throw errors.badRequest('Invalid {var_name}', { var_name: name });
+      if (!(values as readonly string[]).includes(raw)) throw errors.badRequest(message, { var_name: name });
       return raw as T;
     });
   },

@@ -3,12 +3,15 @@
 // turn's write batch has committed. Everything from "body read" to "reply built" is synchronous
 // unless a handler is itself async (uploads).
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import type { App } from '../app';
 import { loadUws } from '../native';
 import { translate } from '../lib/i18n';
 import { isAdmin, isOwner, type UserRow } from '../lib/users';
+import { boundUrl } from '../config';
+import { canonicalIp, clientAddress, trustedProxySet, type TrustedProxies } from './client-address';
 import { authenticateBasic, authenticateSession, authenticateWebRequest, readCookie, SESSION_COOKIE } from './auth';
 import { errors, JsonableError, withSessionChallenge } from './errors';
 import { MultipartParser } from './multipart';
@@ -17,6 +20,7 @@ import { rateLimitHeaders } from './ratelimit';
 import { apiPattern, FileReply, JsonFields, jsonRoutes, Reply, type AnyRoute, type BodyStream, type Ctx, type HandlerResult, type UploadedFile } from './route';
 import { recorderFromEnv } from './record';
 import { Router } from './router';
+import { checkTlsPair, TlsError, type CheckedTls } from './tls';
 import { parseUrlencoded, parseUrlencodedBody } from './urlencoded';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -89,14 +93,20 @@ class Pending {
     readonly method: string,
     readonly url: string,
     readonly query: string,
+    private readonly proxies: TrustedProxies | null,
   ) {}
 
   /**
-   * The peer address, read only when something needs it (rate limits of anonymous requests, handlers
-   * that log or limit by address): it costs a native call and a string per request.
+   * The client's address, read only when something needs it (rate limits of anonymous requests,
+   * handlers that log or limit by address): it costs a native call and a string per request. Behind a
+   * trusted reverse proxy it comes from X-Forwarded-For (src/http/client-address.ts).
    */
   get ip(): string {
-    return (this.peer ??= this.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString());
+    if (this.peer === null) {
+      const peer = this.aborted ? '' : canonicalIp(Buffer.from(this.res.getRemoteAddressAsText()).toString());
+      this.peer = this.proxies === null ? peer : clientAddress(peer, this.headers['x-forwarded-for'], this.proxies);
+    }
+    return this.peer;
   }
 }
 
@@ -153,17 +163,39 @@ export interface Server {
   readonly port: number;
   readonly url: string;
   readonly router: Router<AnyRoute>;
+  /** The certificate being served (HTTPS), else null. */
+  readonly tls: CheckedTls | null;
+  /**
+   * Serves the TLS files again (after a renewal) to new connections; open ones keep the pair they
+   * started with. Throws TlsError, still serving the old pair, when the new one cannot be used.
+   */
+  reloadTls(): CheckedTls;
   /** Stops accepting, waits for in-flight requests (up to `graceMs`), closes every connection. */
   close(graceMs?: number): Promise<void>;
 }
 
+/** A free TCP port on `host` (for TLS on port 0: see listenFirst). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 /** Starts the HTTP server for `app` with `routes` on host:port (port 0 picks a free one). */
-export function startServer(app: App, routes: readonly AnyRoute[], host: string, port: number): Promise<Server> {
+export async function startServer(app: App, routes: readonly AnyRoute[], host: string, port: number): Promise<Server> {
   const uws = loadUws();
   const record = recorderFromEnv(); // null unless PARLEY_RECORD_RESPONSES is set
   const router = new Router<AnyRoute>();
   for (const r of [...routes, ...jsonRoutes(routes)]) router.add(r.method, r.path, r);
-  const http: TemplatedApp = uws.App();
+  const proxies = trustedProxySet(app.config.trustedProxies);
+  const tlsFiles =
+    app.config.tlsCert && app.config.tlsKey ? { cert: app.config.tlsCert, key: app.config.tlsKey, passphrase: app.config.tlsKeyPassphrase } : null;
+  let tls = tlsFiles ? checkTlsPair(tlsFiles) : null;
   let inFlight = 0;
   let idleWaiters: (() => void)[] = [];
   const settle = () => {
@@ -175,9 +207,9 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     }
   };
 
-  http.any('/*', (res: HttpResponse, req: HttpRequest) => {
+  const onRequest = (res: HttpResponse, req: HttpRequest) => {
     const sent = req.getCaseSensitiveMethod();
-    const p = new Pending(res, METHOD_NAMES.get(sent) ?? sent.toUpperCase(), req.getUrl(), req.getQuery() ?? '');
+    const p = new Pending(res, METHOD_NAMES.get(sent) ?? sent.toUpperCase(), req.getUrl(), req.getQuery() ?? '', proxies);
     const headers = p.headers;
     req.forEach((k, v) => {
       headers[k] = k in headers ? `${headers[k]}, ${v}` : v;
@@ -195,7 +227,26 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
       const unread = BODY_METHODS.has(p.method) && (p.headers['content-length'] ?? '0') !== '0';
       sendError(p, err, null, unread);
     }
-  });
+  };
+
+  /** An app serving every route: plain HTTP, or HTTPS with `pair` (already checked by checkTlsPair). */
+  function makeApp(pair: CheckedTls | null): TemplatedApp {
+    let made: TemplatedApp;
+    if (pair === null) made = uws.App();
+    else {
+      try {
+        // Always a passphrase, '' for a plain key: without one OpenSSL would prompt on a terminal if
+        // the key turned encrypted after the check.
+        made = uws.SSLApp({ cert_file_name: pair.cert, key_file_name: pair.key, passphrase: pair.passphrase ?? '' });
+      } catch {
+        // The files changed between the check and uWS reading them (a renewal half written), or
+        // OpenSSL refused what Node's crypto accepted.
+        throw new TlsError(`the TLS certificate ${pair.cert} and key ${pair.key} could not be loaded by the HTTPS server`);
+      }
+    }
+    made.any('/*', onRequest);
+    return made;
+  }
 
   function finish(p: Pending): void {
     if (p.done) return;
@@ -607,37 +658,82 @@ export function startServer(app: App, routes: readonly AnyRoute[], host: string,
     reply(p, 200, JSON_HEADERS, JSON.stringify(out));
   }
 
-  return new Promise((resolve, reject) => {
-    http.listen(host, port, (socket: us_listen_socket | false) => {
-      if (!socket) {
-        reject(new Error(`could not listen on ${host}:${port}`));
-        return;
-      }
-      const boundPort = uws.us_socket_local_port(socket);
-      let closing: Promise<void> | null = null;
-      resolve({
-        port: boundPort,
-        url: `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
-        router,
-        close(graceMs = 10_000) {
-          closing ??= (async () => {
-            uws.us_listen_socket_close(socket);
-            if (inFlight > 0) {
-              await new Promise<void>((res) => {
-                const timer = setTimeout(res, graceMs);
-                idleWaiters.push(() => {
-                  clearTimeout(timer);
-                  res();
-                });
-              });
-            }
-            (http as unknown as { close(): void }).close();
-          })();
-          return closing;
-        },
+  /**
+   * Listens on host:port; resolves to the listen socket, or null when the port is taken. A certificate
+   * reload listens a new app on the same port beside the old one, which needs SO_REUSEPORT on both
+   * sockets: uSockets sets it for a given port but not for port 0, so TLS on port 0 first picks a free
+   * port (retrying if another process takes it in between).
+   */
+  function listenOn(target: TemplatedApp, p: number): Promise<us_listen_socket | null> {
+    return new Promise((resolve) => target.listen(host, p, (socket: us_listen_socket | false) => resolve(socket || null)));
+  }
+
+  async function listenFirst(target: TemplatedApp): Promise<us_listen_socket> {
+    if (tls === null || port !== 0) {
+      const socket = await listenOn(target, port);
+      if (!socket) throw new Error(`could not listen on ${host}:${port}`);
+      return socket;
+    }
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const socket = await listenOn(target, await freePort(host));
+      if (socket) return socket;
+    }
+    throw new Error(`could not listen on ${host}:${port}`);
+  }
+
+  let http = makeApp(tls);
+  /** Apps replaced by a reload: they still serve the connections they accepted, until close(). */
+  const retired: TemplatedApp[] = [];
+  let socket = await listenFirst(http);
+  const boundPort = uws.us_socket_local_port(socket);
+  let closing: Promise<void> | null = null;
+  return {
+    port: boundPort,
+    url: boundUrl({ host, port: boundPort, tlsCert: tls ? tls.cert : null }),
+    router,
+    get tls() {
+      return tls;
+    },
+    reloadTls() {
+      if (tlsFiles === null) throw new TlsError('the server does not serve TLS');
+      if (closing) throw new TlsError('the server is stopping');
+      const pair = checkTlsPair(tlsFiles);
+      const next = makeApp(pair);
+      // uWS calls back synchronously: the new socket is listening before the old one closes, so the
+      // port never stops accepting. Connections the kernel queued on the old socket in between (a
+      // window of microseconds) are reset, as on any restart.
+      let nextSocket = false as us_listen_socket | false;
+      next.listen(host, boundPort, (s: us_listen_socket | false) => {
+        nextSocket = s;
       });
-    });
-  });
+      if (nextSocket === false) {
+        (next as unknown as { close(): void }).close();
+        throw new TlsError(`could not listen on ${host}:${boundPort} with the new certificate`);
+      }
+      uws.us_listen_socket_close(socket);
+      retired.push(http);
+      http = next;
+      socket = nextSocket;
+      tls = pair;
+      return pair;
+    },
+    close(graceMs = 10_000) {
+      closing ??= (async () => {
+        uws.us_listen_socket_close(socket);
+        if (inFlight > 0) {
+          await new Promise<void>((res) => {
+            const timer = setTimeout(res, graceMs);
+            idleWaiters.push(() => {
+              clearTimeout(timer);
+              res();
+            });
+          });
+        }
+        for (const a of [...retired, http]) (a as unknown as { close(): void }).close();
+      })();
+      return closing;
+    },
+  };
 }
 
 const SLAB = 512 * 1024; // uWS hands over at most its receive buffer (512 KiB) per onData

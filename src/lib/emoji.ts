@@ -62,6 +62,9 @@ export function emojiNameForCode(code: string): string | null {
   return codeToName.get(code) ?? null;
 }
 
+/** The whole table: each unicode emoji code with its names (canonical first), as Zulip's emoji_api.json. */
+export const allEmojiCodeToNames = (): Readonly<Record<string, readonly string[]>> => codeToNames;
+
 /** Every name (canonical first) of a unicode emoji code; empty if unknown. */
 export function emojiNamesForCode(code: string): readonly string[] {
   return Object.hasOwn(codeToNames, code) ? codeToNames[code]! : [];

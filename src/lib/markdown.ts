@@ -63,6 +63,8 @@ export interface RenderContext {
   topicPermalinkMessageId?(streamId: number, topic: string): number | null;
   /** Milliseconds since the epoch: <time:...> fills what the text leaves out from today. Default Date.now(). */
   nowMs?(): number;
+  /** The organization's inline_image_preview setting: image links get a preview below them. Default true. */
+  inlineImagePreview?: boolean;
   /** The sender's translate_emoticons setting (":)" → 🙂). Default false. */
   translateEmoticons?: boolean;
   /** Told about an internal error; the message then renders as escaped plain text. */
@@ -1023,7 +1025,7 @@ function processTextRun(state: StateCore, children: Token[], env: Env): Token[] 
     for (const p of pieces) {
       const t = new state.Token(p.html === null ? 'text' : 'zulip_html', '', 0);
       t.content = p.html ?? p.text;
-      t.meta = { isLink: p.link === true, href: p.href };
+      t.meta = { isLink: p.link === true, href: p.href, text: p.text };
       out.push(t);
     }
   }
@@ -1261,6 +1263,7 @@ function buildMarkdownIt(): MarkdownIt {
   r['text'] = (tokens, idx) => escapeText(tokens[idx]!.content);
   r['code_inline'] = (tokens, idx) => `<code>${escapeText(tokens[idx]!.content)}</code>`;
   r['zulip_html'] = (tokens, idx) => tokens[idx]!.content;
+  r['zulip_inline_image'] = (tokens, idx) => tokens[idx]!.content;
   r['zulip_code'] = (tokens, idx, _options, env: Env) =>
     tokens[idx]!.info === 'math' ? mathBlockHtml(tokens[idx]!.content, env) : codeBlockHtml(tokens[idx]!.content, tokens[idx]!.info || null);
   r['code_block'] = (tokens, idx) => codeBlockHtml(trimNewlines(tokens[idx]!.content), null);
@@ -1453,13 +1456,166 @@ function collectLinks(tokens: Token[], ctx: RenderContext, result: RenderResult)
     result.linkedUploadPaths.push(parts.path.slice('/user_uploads/'.length));
   }
   result.hasAttachment = result.linkedUploadPaths.length > 0;
-  const unique = [...new Set(previewable)];
-  if (unique.length <= INLINE_PREVIEW_LIMIT) {
-    result.hasImage = unique.some((url) => {
-      const { netloc, path } = urlsplit(url);
-      return netloc !== 'pasteboard.co' && IMAGE_EXTENSIONS.some((ext) => path.toLowerCase().endsWith(ext));
-    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inline image previews (Zulip's InlineInterestingLinkProcessor, for images): each distinct image
+// link outside quotes gets `<div class="message_inline_image"><a href=LINK title=TEXT><img
+// src=IMAGE></a></div>` after its paragraph (replacing a paragraph that is nothing but the bare
+// link), at the end of its list item, or, for a link inside other markup (emphasis, a heading, a
+// table), at the end of the message. No thumbnails: the image is the file itself, as Zulip without
+// thumbnailing; and no image proxy (Zulip's camo): an external image's src is its own URL, as
+// Zulip's without CAMO_URI. Dropbox, YouTube, Twitter and video previews are not made.
+
+interface FoundLink {
+  url: string;
+  /** Zulip's a.text: the label's text before any markup in it (null if it starts with markup). */
+  text: string | null;
+  inQuote: boolean;
+  /** Index of the inline token in the block tokens, and of the link's first and last child. */
+  inline: number;
+  start: number;
+  end: number;
+  /** Markup the link is nested in within its block (0: directly in the paragraph or list item). */
+  depth: number;
+}
+
+function findLinks(tokens: Token[]): FoundLink[] {
+  const found: FoundLink[] = [];
+  let quote = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const tok = tokens[i]!;
+    if (tok.type === 'blockquote_open') quote++;
+    else if (tok.type === 'blockquote_close') quote--;
+    if (tok.type !== 'inline' || !tok.children) continue;
+    const children = tok.children;
+    let depth = 0;
+    for (let j = 0; j < children.length; j++) {
+      const child = children[j]!;
+      if (child.type === 'link_open') {
+        let end = j + 1;
+        while (end < children.length && children[end]!.type !== 'link_close') end++;
+        let text: string | null = null;
+        for (let k = j + 1; k < end && children[k]!.type === 'text'; k++) text = (text ?? '') + children[k]!.content;
+        found.push({ url: child.attrGet('href') ?? '', text, inQuote: quote > 0, inline: i, start: j, end, depth });
+        j = end;
+        continue;
+      }
+      if (child.type === 'zulip_html' && child.meta?.isLink) {
+        const url = (child.meta.href as string | undefined) ?? /href="([^"]*)"/.exec(child.content)?.[1]?.replace(/&amp;/g, '&') ?? '';
+        found.push({ url, text: (child.meta.text as string | undefined) ?? url, inQuote: quote > 0, inline: i, start: j, end: j, depth });
+        continue;
+      }
+      depth += child.nesting;
+    }
   }
+  return found;
+}
+
+function isImageUrl(url: string): boolean {
+  const { netloc, path } = urlsplit(url);
+  // zulip-compat: pasteboard.co pages end in image extensions but are HTML.
+  if (netloc === 'pasteboard.co') return false;
+  const lower = path.toLowerCase();
+  return IMAGE_EXTENSIONS.some((ext) => lower.endsWith(ext));
+}
+
+/** Zulip's corrected_image_source: Wikipedia file pages and linx.li links point at the image itself. */
+function correctedImageSource(url: string): string | null {
+  const parts = urlsplit(url);
+  if (parts.netloc.toLowerCase().endsWith('.wikipedia.org') && parts.path.startsWith('/wiki/File:')) {
+    return urlunsplit({ ...parts, path: parts.path.replace('/wiki/File:', '/wiki/Special:FilePath/File:') });
+  }
+  if (parts.netloc === 'linx.li') return 'https://linx.li/s' + parts.path;
+  return null;
+}
+
+/** Zulip's get_actual_image_url: a GitHub "blob" page shows its raw file. */
+function actualImageUrl(url: string): string {
+  const parts = urlsplit(url);
+  if (parts.netloc === 'github.com' || parts.netloc.endsWith('.github.com')) {
+    const segments = parts.path.split('/');
+    if (segments.length > 3 && segments[3] === 'blob') return 'https://raw.githubusercontent.com' + [...segments.slice(0, 3), ...segments.slice(4)].join('/');
+  }
+  return url;
+}
+
+const isTextLike = (t: Token | undefined) => t !== undefined && (t.type === 'text' || t.type === 'softbreak');
+
+/** Adds the previews to `tokens` (after links were collected: a replaced paragraph's link still counts). */
+function inlineImages(tokens: Token[], ctx: RenderContext, result: RenderResult): void {
+  if (ctx.inlineImagePreview === false || !result.hasLink) return;
+  const found = findLinks(tokens);
+  const previewable = new Set(found.filter((f) => !f.inQuote).map((f) => f.url));
+  if (previewable.size === 0 || previewable.size > INLINE_PREVIEW_LIMIT) return;
+  const TokenClass = (tokens[0] as Token).constructor as new (type: string, tag: string, nesting: number) => Token;
+  // Where previews go: after a token (a paragraph's close), before one (a list item's close), at the end.
+  const after = new Map<number, Token[]>();
+  const before = new Map<number, Token[]>();
+  const atEnd: Token[] = [];
+  const dropParagraphs = new Set<number>();
+  const dropLinks: FoundLink[] = [];
+  const processed = new Set<string>();
+  for (const f of found) {
+    if (f.inQuote || processed.has(f.url)) continue;
+    processed.add(f.url);
+    if (!isImageUrl(f.url)) continue;
+    let link = f.url;
+    let text = f.text;
+    const corrected = correctedImageSource(link);
+    if (corrected !== null) link = text = corrected;
+    const urlEqText = text === null || text === link;
+    const preview = new TokenClass('zulip_inline_image', 'div', 0);
+    preview.block = true;
+    preview.content =
+      `<div class="message_inline_image"><a href="${escapeAttr(link)}"${urlEqText ? '' : ` title="${escapeAttr(text as string)}"`}>` +
+      `<img src="${escapeAttr(actualImageUrl(link))}"></a></div>`;
+    result.hasImage = true;
+    const open = tokens[f.inline - 1];
+    const children = tokens[f.inline]!.children!;
+    if (f.depth !== 0 || !open || open.type !== 'paragraph_open') {
+      atEnd.push(preview);
+    } else if (open.hidden) {
+      // A tight list item: the preview ends the item; a bare link is replaced by it.
+      let close = f.inline + 2;
+      for (let nest = 0; close < tokens.length; close++) {
+        const t = tokens[close]!;
+        if (t.type === 'list_item_close' && nest === 0) break;
+        if (t.type === 'list_item_open') nest++;
+        else if (t.type === 'list_item_close') nest--;
+      }
+      if (close >= tokens.length) {
+        atEnd.push(preview);
+        continue;
+      }
+      if (!before.has(close)) before.set(close, []);
+      before.get(close)!.push(preview);
+      if (!isTextLike(children[0]) && !isTextLike(children[f.end + 1]) && urlEqText) dropLinks.push(f);
+    } else {
+      const close = f.inline + 1;
+      if (!after.has(close)) after.set(close, []);
+      after.get(close)!.push(preview);
+      if (f.start === 0 && f.end === children.length - 1 && urlEqText) dropParagraphs.add(f.inline - 1);
+    }
+  }
+  if (after.size === 0 && before.size === 0 && atEnd.length === 0) return;
+  for (const f of dropLinks.sort((a, b) => b.start - a.start)) tokens[f.inline]!.children!.splice(f.start, f.end - f.start + 1);
+  const out: Token[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const pending = before.get(i);
+    if (pending) out.push(...pending);
+    if (dropParagraphs.has(i)) {
+      out.push(...(after.get(i + 2) ?? []));
+      i += 2;
+      continue;
+    }
+    out.push(tokens[i]!);
+    const next = after.get(i);
+    if (next) out.push(...next);
+  }
+  out.push(...atEnd);
+  tokens.length = 0;
+  tokens.push(...out);
 }
 
 function emptyResult(): RenderResult {
@@ -1500,6 +1656,7 @@ export function renderMarkdown(content: string, ctx: RenderContext): RenderResul
     const md = getMd();
     const tokens = md.parse(preprocess(source), env);
     collectLinks(tokens, ctx, result);
+    inlineImages(tokens, ctx, result);
     result.html = trimNewlines(md.renderer.render(tokens, md.options, env), { leading: false });
     if (result.html.length > MAX_RENDER_OUTPUT) throw new Error(`rendered content exceeds ${MAX_RENDER_OUTPUT} characters`);
     result.wildcardChannel = env.wildcardChannel;

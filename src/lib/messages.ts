@@ -64,6 +64,8 @@ export function flagNames(bits: number | null): string[] {
 
 interface SenderInfo {
   id: number;
+  realm_id: number;
+  avatar_file: string | null;
   email: string;
   full_name: string;
   avatar_source: string;
@@ -221,7 +223,7 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
   return rows.map((m) => {
     let sender = senders.get(m.sender_id);
     if (!sender) {
-      sender = stmt(db, 'SELECT id, email, full_name, avatar_source, avatar_version, delivery_email, email_address_visibility, bot_type FROM user WHERE id = ?').get(
+      sender = stmt(db, 'SELECT id, realm_id, email, full_name, avatar_source, avatar_version, avatar_file, delivery_email, email_address_visibility, bot_type FROM user WHERE id = ?').get(
         m.sender_id,
       ) as SenderInfo;
       senders.set(m.sender_id, sender);
@@ -248,7 +250,7 @@ export function formatMessages(db: Db, rows: MessageRow[], opts: FormatOptions):
       sender_realm_str: realm,
       // A sender who hides their address gets the URL sent even to client_gravatar clients (Zulip's finalize_payload).
       avatar_url:
-        opts.clientGravatar && mayClientComputeAvatar(sender) ? null : avatarUrl({ delivery_email: sender.delivery_email, avatar_version: sender.avatar_version } as UserRow),
+        opts.clientGravatar && mayClientComputeAvatar(sender) ? null : avatarUrl(sender),
       content_type: opts.applyMarkdown ? 'text/html' : 'text/x-markdown',
     };
     if (m.stream_id !== null) {

@@ -1,11 +1,22 @@
 // Organization settings kept in realm.extra_settings (those without a column of their own), and the
 // rules Zulip applies to the realm's group-valued settings.
 import type { Db } from '../db/open';
+import { stmt } from '../db/stmt';
+import { errors } from '../http/errors';
 import { getRealmById, type RealmRow } from './realm';
+import { NOT_SYSTEM_BOT_SQL } from './users';
 import { findStreamById, type StreamRow } from './streams';
 
-/** The realm's channel-valued settings (Zulip's realm.<name>_stream / moderation_request_channel). */
-export const REALM_CHANNEL_SETTINGS = ['new_stream_announcements_stream_id', 'signup_announcements_stream_id', 'zulip_update_announcements_stream_id'] as const;
+/**
+ * The realm's channel-valued settings (Zulip's realm.<name>_stream / moderation_request_channel), in
+ * the order Zulip's update_realm and maybe_set_moderation_or_announcement_channels_none take them.
+ */
+export const REALM_CHANNEL_SETTINGS = [
+  'moderation_request_channel_id',
+  'new_stream_announcements_stream_id',
+  'signup_announcements_stream_id',
+  'zulip_update_announcements_stream_id',
+] as const;
 export type RealmChannelSetting = (typeof REALM_CHANNEL_SETTINGS)[number];
 
 /** realm.extra_settings as an object ({} when unset or unreadable). */
@@ -47,9 +58,16 @@ export function sendsChannelEventsMessages(db: Db, realmId: number): boolean {
  * until an administrator changes it (Zulip's Realm model defaults; /register shows the same).
  */
 export const REALM_EXTRA_SETTING_DEFAULTS = {
+  // NOTE for the avatar upload routes (issue 15 item 2): as Zulip's set_avatar_backend and
+  // delete_avatar_backend, POST and DELETE /users/me/avatar must refuse non-administrators with
+  // "Avatar changes are disabled in this organization." while this is on (realmExtraSetting).
+  avatar_changes_disabled: false,
   default_code_block_language: '',
   digest_emails_enabled: false,
   digest_weekday: 1,
+  email_changes_disabled: false,
+  enable_guest_user_dm_warning: true,
+  enable_guest_user_indicator: true,
   // Zulip's do_create_realm turns read receipts on for closed organizations, and Parley's are created
   // invite-only (invite_required 1), as Zulip's default.
   enable_read_receipts: true,
@@ -58,8 +76,13 @@ export const REALM_EXTRA_SETTING_DEFAULTS = {
   inline_url_embed_preview: false,
   jitsi_server_url: null as string | null,
   message_content_allowed_in_email_notifications: true,
+  name_changes_disabled: false,
   org_type: 0,
+  require_e2ee_push_notifications: false,
+  require_unique_names: false,
   send_channel_events_messages: true,
+  // Parley sends no email; the setting is kept and shown as Zulip's is.
+  send_welcome_emails: true,
   video_chat_provider: 1,
   want_advertise_in_communities_directory: false,
 } as const;
@@ -171,3 +194,28 @@ export const REALM_GROUP_SETTING_RULES: Record<string, RealmGroupSettingRule> = 
 export const REALM_CHANGEABLE_GROUP_SETTINGS: readonly string[] = Object.keys(REALM_GROUP_SETTING_RULES).filter(
   (s) => !REALM_GROUP_SETTING_RULES[s].readOnly,
 );
+
+/**
+ * Zulip's authentication backends this server offers (realm.authentication_methods_dict()): Parley
+ * has password ("Email") login only, always on.
+ */
+export const AUTHENTICATION_METHODS: Readonly<Record<string, boolean>> = { Email: true };
+
+/** A name compared as Zulip's check_full_name compares them: NFKC, then case-folded. */
+function foldName(name: string): string {
+  // toUpperCase first folds what lower-casing alone keeps apart (ß and SS, ﬁ and FI), as casefold does.
+  return name.normalize('NFKC').toUpperCase().toLowerCase();
+}
+
+/**
+ * Zulip's check_full_name with require_unique_names on: no other account of the organization
+ * (deactivated ones and bots included; not the system bots, which Zulip keeps in no organization)
+ * may have the same name, compared without case and compatibility forms. `exceptId` is the account
+ * being renamed.
+ */
+export function checkUniqueName(db: Db, realmId: number, name: string, exceptId: number | null): void {
+  if ((realmExtraSetting(getRealmById(db, realmId), 'require_unique_names') as boolean) !== true) return;
+  const wanted = foldName(name);
+  const rows = stmt(db, `SELECT u.id, u.full_name FROM user u WHERE u.realm_id = ? AND ${NOT_SYSTEM_BOT_SQL}`).all(realmId) as { id: number; full_name: string }[];
+  if (rows.some((r) => r.id !== exceptId && foldName(r.full_name) === wanted)) throw errors.badRequest('Unique names required in this organization.');
+}

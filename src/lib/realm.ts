@@ -15,6 +15,8 @@ export interface RealmRow {
   default_language: string;
   max_file_upload_size_mib: number | null;
   can_change_user_emails: number;
+  icon_source: string;
+  icon_version: number;
   [setting: string]: unknown;
 }
 

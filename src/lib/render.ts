@@ -4,7 +4,9 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { accessibleUsers } from './access';
 import { renderMarkdown, type RenderContext, type RenderResult } from './markdown';
+import { getRealmById, type RealmRow } from './realm';
 import { realmEmojiLookup } from './realm-emoji';
+import { realmExtraSettings } from './realm-settings';
 import { topicKey } from './narrow';
 import { canAccessStreamContent, findStreamById } from './streams';
 import { firstReceivedInTopic, firstTopicMessage } from './user-messages';
@@ -21,6 +23,16 @@ function firstTopicMessageFor(app: App, sender: UserRow, streamId: number, topic
   if (!s || !canAccessStreamContent(app.db, sender, s)) return null;
   const key = topicKey(topic);
   return s.history_public_to_subscribers ? firstTopicMessage(app.db, streamId, key) : firstReceivedInTopic(app.db, sender.id, streamId, key);
+}
+
+// The organization's inline_image_preview (kept in extra_settings), read once per realm row: the row
+// object is replaced whenever the realm table changes (lib/realm.ts), so this never goes stale.
+const imagePreviewByRealm = new WeakMap<RealmRow, boolean>();
+function inlineImagePreview(realm: RealmRow | null): boolean {
+  if (!realm) return true;
+  let on = imagePreviewByRealm.get(realm);
+  if (on === undefined) imagePreviewByRealm.set(realm, (on = realmExtraSettings(realm).inline_image_preview !== false));
+  return on;
 }
 
 /**
@@ -75,6 +87,7 @@ export function renderContext(app: App, realmId: number, sender?: UserRow): Rend
       url_template: string;
     }[],
     realmUrl: app.publicUrl,
+    inlineImagePreview: inlineImagePreview(getRealmById(db, realmId)),
   };
 }
 

@@ -8,6 +8,7 @@ import { errors } from '../http/errors';
 import { canAccessUser } from './access';
 import { canAccessDeliveryEmail, deliveryEmailFor, mayClientComputeAvatar, placeholderUserId } from './user-emails';
 import { ROLE } from './roles';
+import { uploadedAvatarUrl } from './avatars';
 import { materializeUserMessages } from './user-messages';
 
 export interface UserRow {
@@ -27,6 +28,8 @@ export interface UserRow {
   first_login_pending: number;
   avatar_version: number;
   avatar_source: string;
+  /** The uploaded avatar's file name (avatar_source U), else null. */
+  avatar_file: string | null;
   timezone: string;
   default_language: string;
   /** Who may read delivery_email (lib/user-emails.ts). */
@@ -178,8 +181,12 @@ export function accessUserByEmail(
   return accessUserById(app.db, actor, target.id, opts);
 }
 
-/** Gravatar URL, as Zulip builds it for users without an uploaded avatar. */
-export function avatarUrl(u: UserRow): string {
+/**
+ * The avatar URL of a user: their uploaded image (lib/avatars.ts), else the Gravatar URL Zulip builds
+ * for users without one. `medium` is Zulip's avatar_url_medium (Gravatar's s=500).
+ */
+export function avatarUrl(u: Pick<UserRow, 'realm_id' | 'delivery_email' | 'avatar_source' | 'avatar_version' | 'avatar_file'>, medium = false): string {
+  if (u.avatar_source === 'U' && u.avatar_file) return uploadedAvatarUrl(u.realm_id, u.avatar_file, u.avatar_version, medium);
   const email = u.delivery_email.toLowerCase();
   let hash = gravatarHashes.get(email);
   if (hash === undefined) {
@@ -187,7 +194,7 @@ export function avatarUrl(u: UserRow): string {
     if (gravatarHashes.size >= 10_000) gravatarHashes.clear();
     gravatarHashes.set(email, hash);
   }
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${u.avatar_version}`;
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon${medium ? '&s=500' : ''}&version=${u.avatar_version}`;
 }
 
 // md5 of an address never changes: remember it (bounded) rather than hash on every request.

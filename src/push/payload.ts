@@ -5,6 +5,7 @@ import type { App } from '../app';
 import type { MessageRow } from '../lib/messages';
 import { findRealm } from '../lib/realm';
 import type { StreamRow } from '../lib/streams';
+import { absoluteUrl } from '../lib/avatars';
 import { avatarUrl, type UserRow } from '../lib/users';
 
 /** Longest content snippet, in code points (Zulip truncates at 200 and adds an ellipsis). */
@@ -63,7 +64,8 @@ export function messagePayload(
     sender_id: sender.id,
     sender_email: sender.email,
     sender_full_name: sender.full_name,
-    sender_avatar_url: avatarUrl(sender),
+    // zulip-compat: absolute (absolute_avatar_url): the phone has no base URL for a notification.
+    sender_avatar_url: absoluteUrl(app.publicUrl, avatarUrl(sender)),
     time: m.date_sent,
     content: contentSnippet(m.rendered_content),
   };

@@ -7,6 +7,7 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/serv
 import { createChannel, err, topicMessages as topicMessagesOf } from '../helpers/chat';
 import { doCreateUser } from '../../src/actions/users';
 import { ROLE } from '../../src/lib/roles';
+import { addCatalogue } from '../../src/lib/i18n';
 
 let t: TestServer;
 before(async () => {
@@ -436,5 +437,36 @@ describe('notices in the "channel events" topic when a channel changes', () => {
     // Unarchiving says so too.
     assert.deepEqual((await t.api(hamlet, 'PATCH', `/streams/${id}`, { is_archived: false })).body, { result: 'success', msg: '' });
     assert.deepEqual((await laterNotices(othello, id)).map((m: Ev) => m.content), [archived, 'Channel #**archive-notice** has been unarchived.']);
+  });
+});
+
+describe("Notification Bot's language", () => {
+  it("channel notices in the organization's default language, \"subscribed you\" in the recipient's", async () => {
+    const { admin, hamlet, othello } = t.users;
+    // Parley ships English only; a catalogue added here stands for a translation.
+    addCatalogue('de', {
+      '{user_name} renamed channel {old_channel_name} to {new_channel_name}.': '{user_name} hat den Kanal {old_channel_name} in {new_channel_name} umbenannt.',
+      '{user_full_name} subscribed you to {channel_name}.': '{user_full_name} hat dich für {channel_name} angemeldet.',
+    });
+    const id = await createChannel(t, hamlet, 'sprache', [hamlet]);
+    assert.equal((await t.api(admin, 'PATCH', '/realm', { default_language: 'de' })).status, 200);
+    try {
+      assert.equal((await t.api(hamlet, 'PATCH', `/streams/${id}`, { new_name: 'sprache-2' })).status, 200);
+      const notices = await topicMessages(hamlet, id, 'channel events');
+      assert.equal(notices[notices.length - 1].content, `${mention(hamlet)} hat den Kanal **sprache** in **sprache-2** umbenannt.`);
+      // Othello reads English: his "subscribed you" message is in his language, not the organization's.
+      assert.equal((await t.api(hamlet, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'sprache-2' }], principals: [othello.id] })).status, 200);
+      const dms = await t.api(othello, 'GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, apply_markdown: false, narrow: [{ operator: 'is', operand: 'dm' }] });
+      assert.equal(dms.body.messages[0].content, `${mention(hamlet)} subscribed you to #**sprache-2**.`);
+      // With German as his language, he reads it in German.
+      assert.equal((await t.api(othello, 'PATCH', '/settings', { default_language: 'de' })).status, 200);
+      await createChannel(t, hamlet, 'sprache-3', [hamlet]);
+      await t.api(hamlet, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'sprache-3' }], principals: [othello.id] });
+      const again = await t.api(othello, 'GET', '/messages', { anchor: 'newest', num_before: 1, num_after: 0, apply_markdown: false, narrow: [{ operator: 'is', operand: 'dm' }] });
+      assert.equal(again.body.messages[0].content, `${mention(hamlet)} hat dich für #**sprache-3** angemeldet.`);
+    } finally {
+      await t.api(othello, 'PATCH', '/settings', { default_language: 'en' });
+      await t.api(admin, 'PATCH', '/realm', { default_language: 'en' });
+    }
   });
 });

@@ -5,6 +5,9 @@ import { createChannel, err, sendToChannel, SUCCESS, systemGroups, type SystemGr
 import { queuedEvents, registerQueue } from '../helpers/events';
 
 const NOW = 1_700_000_000;
+/** Zulip's RequestVariableConversionError body. */
+const badValue = (name: string, value: string | number) =>
+  err(`Bad value for '${name}': ${value}`, 'REQUEST_VARIABLE_INVALID', { var_name: name, bad_value: value });
 let t: TestServer;
 let g: Record<SystemGroupName, number>;
 before(async () => {
@@ -160,7 +163,7 @@ describe('POST /channels/create', () => {
     }
     const bad = await t.api(t.users.owner, 'POST', '/channels/create', { name: 'retention-bad', subscribers: [], message_retention_days: 'sometimes' });
     assert.equal(bad.status, 400);
-    assert.equal(bad.body.code, 'BAD_REQUEST');
+    assert.deepEqual(bad.body, badValue('message_retention_days', 'sometimes'));
   });
 
   it('lets only owners set message_retention_days', async () => {
@@ -615,12 +618,12 @@ describe('PATCH /streams/{stream_id}: access settings as Zulip\'s update_stream_
     assert.deepEqual(res.body, SUCCESS);
     for (const days of [0, -1]) {
       res = await t.api(t.users.owner, 'PATCH', `/streams/${id}`, { message_retention_days: days });
-      assert.deepEqual(res.body, err(`Bad value for 'message_retention_days': ${days}`));
+      assert.deepEqual(res.body, badValue('message_retention_days', days));
       res = await t.api(t.users.owner, 'POST', '/channels/create', { name: `bad-retention-${days}`, subscribers: [], message_retention_days: days });
-      assert.deepEqual(res.body, err(`Bad value for 'message_retention_days': ${days}`));
+      assert.deepEqual(res.body, badValue('message_retention_days', days));
     }
     res = await t.api(t.users.owner, 'PATCH', `/streams/${id}`, { message_retention_days: 'sometimes' });
-    assert.deepEqual(res.body, err("Bad value for 'message_retention_days': sometimes"));
+    assert.deepEqual(res.body, badValue('message_retention_days', 'sometimes'));
   });
 });
 
@@ -939,5 +942,74 @@ describe('PATCH /channel_folders (reordering)', () => {
     assert.deepEqual((await patch({ order: ['1'] })).body, err('order[0] is not an integer'));
     assert.deepEqual((await patch({ order: [1.5] })).body, err('order[0] is not an integer'));
     assert.deepEqual((await patch({ order: Array(10001).fill(1) })).body, err('order is too long (limit: 10000 items)'));
+  });
+});
+
+describe('GET /streams/{stream_id}/email_address', () => {
+  // Parley has no email gateway: Zulip without EMAIL_GATEWAY_PATTERN answers an empty address after
+  // the same checks.
+  const address = (user: (typeof t.users)[keyof typeof t.users], id: number, params: Record<string, unknown> = {}) =>
+    t.api(user, 'GET', `/streams/${id}/email_address`, params);
+  const EMPTY = { ...SUCCESS, email: '' };
+
+  it('answers an empty address to those who may read the channel, with or without a sender', async () => {
+    const u = t.users;
+    const pub = await createChannel(t, u.hamlet, 'mail-public', [u.hamlet]);
+    for (const user of [u.hamlet, u.othello, u.admin, u.moderator]) {
+      const res = await address(user, pub);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, EMPTY);
+    }
+    // sender_id: the caller, or a bot the caller administers (Hamlet owns the seeded bot; an
+    // administrator administers every bot).
+    assert.deepEqual((await address(u.hamlet, pub, { sender_id: u.hamlet.id })).body, EMPTY);
+    assert.deepEqual((await address(u.hamlet, pub, { sender_id: u.bot.id })).body, EMPTY);
+    assert.deepEqual((await address(u.admin, pub, { sender_id: u.bot.id })).body, EMPTY);
+    // The bot itself may ask.
+    assert.deepEqual((await address(u.bot, pub)).body, EMPTY);
+  });
+
+  it('refuses a sender that is not a bot the caller administers', async () => {
+    const u = t.users;
+    const pub = await createChannel(t, u.hamlet, 'mail-senders', [u.hamlet]);
+    const check = async (sender: unknown, msg: string) => {
+      const res = await address(u.othello, pub, { sender_id: sender });
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, err(msg));
+    };
+    await check(u.bot.id, 'Insufficient permission');
+    await check(u.hamlet.id, 'No such bot');
+    await check(999_999, 'No such bot');
+    await check(-1, 'sender_id is too small');
+    await check('me', 'sender_id is not valid JSON');
+    await check(true, 'sender_id is not an integer');
+  });
+
+  it('answers "Invalid channel ID" for a missing, archived or unreadable channel', async () => {
+    const u = t.users;
+    const pub = await createChannel(t, u.hamlet, 'mail-guests', [u.hamlet]);
+    const priv = await createChannel(t, u.hamlet, 'mail-private', [u.hamlet], { invite_only: true });
+    const archived = await createChannel(t, u.hamlet, 'mail-archived', [u.hamlet]);
+    await t.api(u.hamlet, 'DELETE', `/streams/${archived}`);
+    for (const [user, id] of [
+      [u.guest, pub], // a guest who is not subscribed
+      [u.othello, priv],
+      [u.admin, priv], // metadata access is not enough (require_content_access)
+      [u.hamlet, archived],
+      [u.hamlet, 999_999],
+    ] as const) {
+      const res = await address(user, id);
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, err('Invalid channel ID'));
+    }
+    assert.deepEqual((await address(u.hamlet, priv)).body, EMPTY);
+    // Since feature level 448, only those who may post in the channel.
+    const announce = await createChannel(t, u.admin, 'mail-announce', [u.admin, u.hamlet], { can_send_message_group: g['role:administrators'] });
+    const refused = await address(u.hamlet, announce);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(refused.body, err('You do not have permission to post in this channel.'));
+    assert.deepEqual((await address(u.admin, announce)).body, EMPTY);
+    // The check on the channel comes first.
+    assert.deepEqual((await address(u.othello, priv, { sender_id: 999_999 })).body, err('Invalid channel ID'));
   });
 });

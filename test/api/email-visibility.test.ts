@@ -32,7 +32,8 @@ const VIEWERS: SeedName[] = ['owner', 'admin', 'moderator', 'othello', 'guest', 
 
 const host = () => new URL(t.url).hostname;
 const placeholder = (u: TestUser) => `user${u.id}@${host()}`;
-const gravatar = (email: string) => `https://secure.gravatar.com/avatar/${crypto.createHash('md5').update(email.toLowerCase()).digest('hex')}?d=identicon&version=1`;
+const gravatar = (email: string, medium = false) =>
+  `https://secure.gravatar.com/avatar/${crypto.createHash('md5').update(email.toLowerCase()).digest('hex')}?d=identicon${medium ? '&s=500' : ''}&version=1`;
 
 async function setVisibility(user: TestUser, v: Visibility): Promise<void> {
   const res = await t.api(user, 'PATCH', '/settings', { email_address_visibility: VISIBILITY[v] });
@@ -120,7 +121,7 @@ describe('changing the setting', () => {
     await setVisibility(hamlet, 'everyone');
     const queues = { othello: await registerQueue(t, othello, ['realm_user']), admin: await registerQueue(t, admin, ['realm_user']) };
     await setVisibility(hamlet, 'admins');
-    const avatar = { user_id: hamlet.id, avatar_source: 'G', avatar_url: gravatar(hamlet.email), avatar_url_medium: gravatar(hamlet.email), avatar_version: 1 };
+    const avatar = { user_id: hamlet.id, avatar_source: 'G', avatar_url: gravatar(hamlet.email), avatar_url_medium: gravatar(hamlet.email, true), avatar_version: 1 };
     const update = (person: Record<string, unknown>) => ({ type: 'realm_user', op: 'update', person });
     assert.deepEqual(await queuedEvents(t, othello, queues.othello), [
       update({ user_id: hamlet.id, delivery_email: null }),
@@ -168,7 +169,7 @@ describe('changing the setting', () => {
     const res = await t.api(owner, 'PATCH', `/users/${hamlet.id}`, { new_email: 'prince@example.com' });
     assert.deepEqual(res.body, SUCCESS);
     const update = (person: Record<string, unknown>) => ({ type: 'realm_user', op: 'update', person });
-    const avatar = { user_id: hamlet.id, avatar_source: 'G', avatar_url: gravatar('prince@example.com'), avatar_url_medium: gravatar('prince@example.com'), avatar_version: 1 };
+    const avatar = { user_id: hamlet.id, avatar_source: 'G', avatar_url: gravatar('prince@example.com'), avatar_url_medium: gravatar('prince@example.com', true), avatar_version: 1 };
     assert.deepEqual(await queuedEvents(t, admin, queues.admin), [update({ user_id: hamlet.id, delivery_email: 'prince@example.com' }), update(avatar)]);
     assert.deepEqual(await queuedEvents(t, othello, queues.othello), [update(avatar)]);
     const seen = await t.api(othello, 'GET', `/users/${hamlet.id}`);

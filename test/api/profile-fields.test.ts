@@ -203,7 +203,7 @@ describe('PATCH /users/{user_id}', () => {
         {
           type: 'realm_user',
           op: 'update',
-          person: { user_id: target, avatar_source: 'G', avatar_url: avatar, avatar_url_medium: avatar, avatar_version: 1 },
+          person: { user_id: target, avatar_source: 'G', avatar_url: avatar, avatar_url_medium: avatar.replace('?d=identicon&', '?d=identicon&s=500&'), avatar_version: 1 },
         },
         { type: 'realm_user', op: 'update', person: { user_id: target, new_email: 'ros@example.com' } },
       ]);

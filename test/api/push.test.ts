@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { basicAuth, startTestServer, type TestServer, type TestUser } from '../helpers/server';
+import { multipart } from '../helpers/multipart';
 import { createChannel, err, sendDirect, sendToChannel, SUCCESS } from '../helpers/chat';
 import { startPushService, type RecordedRequest, type TestPushService } from '../helpers/push-service';
 import { decryptForDevice } from '../../src/push/crypto';
@@ -174,6 +175,17 @@ describe('POST /mobile_push/register', () => {
     const id2 = await sendDirect(t, t.users.othello, [t.users.hamlet], 'again');
     await notificationFor(dev.tokenId, dev.key, (p) => p.message_id === id2);
     await noNotification(mine.tokenId, mine.key, id2);
+  });
+
+  it('names an uploaded sender avatar by its absolute URL (the phone has no server to resolve it against)', async () => {
+    const dev = await registerDevice(t.users.hamlet, 'hamlet-phone-2');
+    const { body, contentType } = multipart([{ field: 'f', filename: 'me.png', type: 'image/png', data: Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex') }]);
+    const up = await t.raw('POST', '/api/v1/users/me/avatar', { headers: { authorization: basicAuth(t.users.othello), 'content-type': contentType }, body });
+    assert.equal(up.status, 200, up.text);
+    const id = await sendDirect(t, t.users.othello, [t.users.hamlet], 'with my face');
+    const { payload } = await notificationFor(dev.tokenId, dev.key, (p) => p.message_id === id);
+    assert.equal(payload.sender_avatar_url, `${t.url}${up.body.avatar_url}`);
+    assert.match(payload.sender_avatar_url, /^http:\/\/[^/]+\/user_avatars\/\d+\/[A-Za-z0-9_-]{32}\.png\?version=2$/);
   });
 
   it('follows the notification settings: mentions, followed topics, channel settings, offline setting', async () => {

@@ -5,6 +5,10 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { createChannel, err, systemGroups } from '../helpers/chat';
 
+/** Zulip's RequestVariableConversionError body. */
+const badValue = (name: string, value: string | number) =>
+  err(`Bad value for '${name}': ${value}`, 'REQUEST_VARIABLE_INVALID', { var_name: name, bad_value: value });
+
 let t: TestServer;
 let queue = '';
 let groups: ReturnType<typeof systemGroups>;
@@ -103,7 +107,7 @@ describe('PATCH /realm: simple settings', () => {
     for (const bad of [0, -5, 'soon']) {
       assert.deepEqual(
         await patch(admin, { message_content_edit_limit_seconds: bad }, 400),
-        err(`Bad value for 'message_content_edit_limit_seconds': ${bad}`),
+        badValue('message_content_edit_limit_seconds', bad),
       );
     }
     await patch(admin, { allow_message_editing: true });
@@ -115,7 +119,7 @@ describe('PATCH /realm: simple settings', () => {
     assert.deepEqual(await state(['realm_message_content_delete_limit_seconds']), { realm_message_content_delete_limit_seconds: 3600 });
     assert.deepEqual(await patch(admin, { message_content_delete_limit_seconds: 'unlimited' }), ok({ message_content_delete_limit_seconds: null }));
     assert.deepEqual(await realmEvents(), [update('message_content_delete_limit_seconds', 3600), update('message_content_delete_limit_seconds', null)]);
-    assert.deepEqual(await patch(admin, { message_content_delete_limit_seconds: -1 }, 400), err("Bad value for 'message_content_delete_limit_seconds': -1"));
+    assert.deepEqual(await patch(admin, { message_content_delete_limit_seconds: -1 }, 400), badValue('message_content_delete_limit_seconds', -1));
   });
 
   it('message_retention_days (owners): days, or "unlimited" shown as -1', async () => {
@@ -125,8 +129,8 @@ describe('PATCH /realm: simple settings', () => {
     assert.deepEqual(await patch(owner, { message_retention_days: 'unlimited' }), ok({ message_retention_days: -1 }));
     assert.deepEqual(await realmEvents(), [update('message_retention_days', 30), update('message_retention_days', -1)]);
     assert.deepEqual(await state(['realm_message_retention_days']), { realm_message_retention_days: -1 });
-    assert.deepEqual(await patch(owner, { message_retention_days: 0 }, 400), err("Bad value for 'message_retention_days': 0"));
-    assert.deepEqual(await patch(owner, { message_retention_days: 'never' }, 400), err("Bad value for 'message_retention_days': never"));
+    assert.deepEqual(await patch(owner, { message_retention_days: 0 }, 400), badValue('message_retention_days', 0));
+    assert.deepEqual(await patch(owner, { message_retention_days: 'never' }, 400), badValue('message_retention_days', 'never'));
   });
 
   it('mandatory_topics (topics_policy in Zulip 10 words), waiting_period_threshold (owners), send_channel_events_messages', async () => {
@@ -196,7 +200,7 @@ describe('PATCH /realm: sign-up and moving settings', () => {
       realm_move_messages_within_stream_limit_seconds: null,
       realm_move_messages_between_streams_limit_seconds: 60,
     });
-    assert.deepEqual(await patch(admin, { move_messages_between_streams_limit_seconds: 0 }, 400), err("Bad value for 'move_messages_between_streams_limit_seconds': 0"));
+    assert.deepEqual(await patch(admin, { move_messages_between_streams_limit_seconds: 0 }, 400), badValue('move_messages_between_streams_limit_seconds', 0));
     await patch(admin, { move_messages_within_stream_limit_seconds: 604800, move_messages_between_streams_limit_seconds: 604800 });
   });
 });
@@ -504,5 +508,118 @@ describe('PATCH /realm: topics, edit history and organization preferences', () =
     assert.deepEqual(await state(['realm_org_type']), { realm_org_type: 20 });
     assert.deepEqual(await patch(admin, { org_type: 15 }, 400), err('Invalid org_type'));
     await patch(admin, { org_type: 0 });
+  });
+});
+
+describe('PATCH /realm: account-change, guest, welcome-email and push settings', () => {
+  const SETTINGS = [
+    ['avatar_changes_disabled', false],
+    ['email_changes_disabled', false],
+    ['enable_guest_user_dm_warning', true],
+    ['enable_guest_user_indicator', true],
+    ['name_changes_disabled', false],
+    ['require_e2ee_push_notifications', false],
+    ['require_unique_names', false],
+    ['send_welcome_emails', true],
+  ] as const;
+
+  it('each: its default in /register, changed by administrators with an update event, back again', async () => {
+    const { admin } = t.users;
+    assert.deepEqual(await state(SETTINGS.map(([s]) => `realm_${s}`)), Object.fromEntries(SETTINGS.map(([s, d]) => [`realm_${s}`, d])));
+    // All at once: the reply and the events in Zulip's order (its parameters, alphabetical).
+    const flipped = Object.fromEntries(SETTINGS.map(([s, d]) => [s, !d]));
+    assert.deepEqual(await patch(admin, flipped), ok(flipped));
+    assert.deepEqual(await realmEvents(), SETTINGS.map(([s, d]) => update(s, !d)));
+    assert.deepEqual(await state(SETTINGS.map(([s]) => `realm_${s}`)), Object.fromEntries(SETTINGS.map(([s, d]) => [`realm_${s}`, !d])));
+    // Unchanged values: nothing in the reply, no event.
+    assert.deepEqual(await patch(admin, flipped), ok());
+    assert.deepEqual(await realmEvents(), SETTINGS.map(([s, d]) => update(s, !d)));
+    const back = Object.fromEntries(SETTINGS.map(([s, d]) => [s, d]));
+    assert.deepEqual(await patch(admin, back), ok(back));
+  });
+
+  it('refuses non-booleans and non-administrators, changing nothing', async () => {
+    const { admin, moderator } = t.users;
+    for (const [s] of SETTINGS) {
+      assert.deepEqual(await patch(admin, { [s]: 'yes' }, 400), err(`${s} is not valid JSON`));
+      assert.deepEqual(await patch(admin, { [s]: 1 }, 400), err(`${s} is not a boolean`));
+      assert.deepEqual(await patch(moderator, { [s]: true }, 400), err('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'));
+    }
+    assert.deepEqual(await realmEvents(), []);
+  });
+
+  it('name_changes_disabled: a member\'s new name is dropped silently; administrators still rename', async () => {
+    const { admin, hamlet } = t.users;
+    await patch(admin, { name_changes_disabled: true });
+    try {
+      assert.deepEqual((await t.api(hamlet, 'PATCH', '/settings', { full_name: 'Prince Hamlet' })).body, ok());
+      assert.equal((await t.api(hamlet, 'GET', '/users/me')).body.full_name, hamlet.fullName);
+      assert.deepEqual((await t.api(admin, 'PATCH', '/settings', { full_name: 'Iago the Admin' })).body, ok());
+      assert.equal((await t.api(admin, 'GET', '/users/me')).body.full_name, 'Iago the Admin');
+      // An administrator may still rename others.
+      assert.deepEqual((await t.api(admin, 'PATCH', `/users/${hamlet.id}`, { full_name: 'Prince Hamlet' })).body, ok());
+      assert.equal((await t.api(hamlet, 'GET', '/users/me')).body.full_name, 'Prince Hamlet');
+    } finally {
+      await t.api(admin, 'PATCH', `/users/${hamlet.id}`, { full_name: hamlet.fullName });
+      await t.api(admin, 'PATCH', '/settings', { full_name: admin.fullName });
+      await patch(admin, { name_changes_disabled: false });
+    }
+  });
+
+  it('email_changes_disabled: members are refused, administrators are not', async () => {
+    const { admin, hamlet } = t.users;
+    await patch(admin, { email_changes_disabled: true });
+    try {
+      const res = await t.api(hamlet, 'PATCH', '/settings', { email: 'new-hamlet@example.com' });
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, err('Email address changes are disabled in this organization.'));
+      assert.equal((await t.api(admin, 'PATCH', '/settings', { email: 'new-iago@example.com' })).status, 200);
+    } finally {
+      await patch(admin, { email_changes_disabled: false });
+    }
+  });
+
+  it('require_unique_names: no two accounts with names equal but for case and compatibility forms', async () => {
+    const { admin, hamlet, othello, owner } = t.users;
+    await patch(admin, { require_unique_names: true });
+    const UNIQUE = err('Unique names required in this organization.');
+    try {
+      for (const name of ['othello', 'OTHELLO', '𝕠𝕥𝕙𝕖𝕝𝕝𝕠', 'ｏｔｈｅｌｌｏ']) {
+        assert.deepEqual((await t.api(hamlet, 'PATCH', '/settings', { full_name: name })).body, UNIQUE, name);
+        assert.deepEqual((await t.api(admin, 'PATCH', `/users/${hamlet.id}`, { full_name: name })).body, UNIQUE, name);
+      }
+      // Creating accounts and bots, too; a deactivated account's name still counts.
+      assert.deepEqual((await t.api(owner, 'POST', '/users', { email: 'twin@example.com', password: 'a-long-password-1', full_name: 'Othello' })).body, UNIQUE);
+      assert.deepEqual((await t.api(hamlet, 'POST', '/bots', { short_name: 'twin', full_name: 'othello' })).body, UNIQUE);
+      assert.deepEqual((await t.api(hamlet, 'PATCH', `/bots/${t.users.bot.id}`, { full_name: 'King hamlet' })).body, UNIQUE);
+      const leaving = (await t.api(owner, 'POST', '/users', { email: 'leaving@example.com', password: 'a-long-password-1', full_name: 'Yorick' })).body.user_id;
+      await t.api(owner, 'DELETE', `/users/${leaving}`);
+      assert.deepEqual((await t.api(hamlet, 'PATCH', '/settings', { full_name: 'yorick' })).body, UNIQUE);
+      // One's own name in another case is not a clash; the system bots' names are not taken.
+      assert.deepEqual((await t.api(othello, 'PATCH', '/settings', { full_name: 'OTHELLO' })).body, ok());
+      assert.deepEqual((await t.api(othello, 'PATCH', '/settings', { full_name: 'Othello' })).body, ok());
+    } finally {
+      await patch(admin, { require_unique_names: false });
+    }
+    // Off again: the same name is fine.
+    assert.deepEqual((await t.api(admin, 'PATCH', `/users/${hamlet.id}`, { full_name: 'Othello' })).body, ok());
+    await t.api(admin, 'PATCH', `/users/${hamlet.id}`, { full_name: hamlet.fullName });
+  });
+
+  it('authentication_methods (owners): only the password backend, which stays on', async () => {
+    const { admin, owner } = t.users;
+    assert.deepEqual(await state(['realm_authentication_methods']), { realm_authentication_methods: { Email: { enabled: true, available: true } } });
+    // Unchanged: success with nothing to report.
+    assert.deepEqual(await patch(owner, { authentication_methods: { Email: true } }), ok());
+    assert.deepEqual(await patch(admin, { authentication_methods: { Email: true } }, 400), err('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL'));
+    assert.deepEqual(
+      await patch(owner, { authentication_methods: { Email: true, GitHub: true } }, 400),
+      err("Invalid authentication method: GitHub. Valid methods are: ['Email']"),
+    );
+    assert.deepEqual(await patch(owner, { authentication_methods: { Email: false } }, 400), err('At least one authentication method must be enabled.'));
+    assert.deepEqual(await patch(owner, { authentication_methods: {} }, 400), err('At least one authentication method must be enabled.'));
+    assert.deepEqual(await patch(owner, { authentication_methods: { Email: 'yes' } }, 400), err('authentication_methods["Email"] is not a boolean'));
+    assert.deepEqual(await patch(owner, { authentication_methods: [true] }, 400), err('authentication_methods is not a dict'));
+    assert.deepEqual(await realmEvents(), []);
   });
 });

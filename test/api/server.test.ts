@@ -41,7 +41,7 @@ describe('GET /server_settings', () => {
       realm_url: t.url,
       realm_uri: t.url,
       realm_name: 'Test Org',
-      realm_icon: `${t.url}/static/images/logo/zulip-icon-128x128.png`,
+      realm_icon: `${t.url}/static/images/default-realm-icon.png?version=0`,
       realm_description: '',
       realm_web_public_access_enabled: false,
     });

@@ -324,6 +324,28 @@ describe('PATCH /settings email change', () => {
     }
   });
 
+  it('email_changes_disabled: a change requested before the setting is not made when its link is opened later', async () => {
+    const u = t.users.moderator;
+    assert.deepEqual((await patch(u, { email: 'shiva.new@example.com' })).body, SUCCESS);
+    const key = (t.app.db.prepare('SELECT confirmation_key FROM email_change WHERE user_id = ? ORDER BY id DESC').get(u.id) as { confirmation_key: string })
+      .confirmation_key;
+    assert.equal((await t.api(t.users.admin, 'PATCH', '/realm', { email_changes_disabled: true })).status, 200);
+    try {
+      const page = await t.raw('GET', `/accounts/confirm_new_email/${key}`);
+      assert.equal(page.status, 400);
+      assert.match(page.text, /Email address changes are disabled in this organization\./);
+      assert.equal(row(u).email, u.email);
+      // Requests are refused meanwhile, as in Zulip.
+      assert.deepEqual((await patch(u, { email: 'shiva.other@example.com' })).body, err('Email address changes are disabled in this organization.'));
+    } finally {
+      assert.equal((await t.api(t.users.admin, 'PATCH', '/realm', { email_changes_disabled: false })).status, 200);
+    }
+    // Turned back on before it expires, the same link works.
+    assert.equal((await t.raw('GET', `/accounts/confirm_new_email/${key}`)).status, 200);
+    assert.equal(row(u).email, 'shiva.new@example.com');
+    u.email = 'shiva.new@example.com';
+  });
+
   it('refuses invalid and taken addresses, and more than two requests an hour', async () => {
     const u = t.users.guest;
     assert.deepEqual((await patch(u, { email: 'not-an-email' })).body, err('Invalid address.'));

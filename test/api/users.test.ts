@@ -513,8 +513,14 @@ describe('POST /users/{user_id}/reactivate', () => {
     assert.deepEqual(update?.event.person, { user_id: member.id, is_active: true });
   });
 
-  it('refuses an active user', async () => {
-    await expectStatus(await t.api(t.users.admin, 'POST', `/users/${t.users.othello.id}/reactivate`), 400, badRequest('User is already active'));
+  it('answers success for an active user, as Zulip does, and changes nothing', async () => {
+    events = [];
+    await expectStatus(await t.api(t.users.admin, 'POST', `/users/${t.users.othello.id}/reactivate`), 200, success());
+    assert.equal((await getUser(t.users.othello.id)).is_active, true);
+    assert.equal((await t.api(t.users.othello, 'GET', '/users/me')).status, 200);
+    assert.deepEqual(events, []);
+    // Still only for administrators.
+    await expectStatus(await t.api(t.users.hamlet, 'POST', `/users/${t.users.othello.id}/reactivate`), 400, ADMIN_REQUIRED);
   });
 
   it('refuses everyone below administrator', async () => {

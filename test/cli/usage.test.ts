@@ -20,8 +20,10 @@ parley <command> --help
 
 const SERVE_USAGE =
   'usage: parley serve [--data-dir DIR|:memory:] [--host HOST] [--port PORT] [--external-url URL] [--no-rate-limits] [--synchronous normal|full]\n' +
-  '             [--demo] [--ready-file PATH]\n' +
-  '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS\n';
+  '             [--tls-cert PEM --tls-key PEM] [--trusted-proxies ADDR,...] [--demo] [--ready-file PATH]\n' +
+  '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS,\n' +
+  '       PARLEY_TLS_CERT, PARLEY_TLS_KEY, PARLEY_TLS_KEY_PASSPHRASE, PARLEY_TRUSTED_PROXIES\n' +
+  '  SIGHUP reloads the TLS certificate and key\n';
 const INIT_USAGE = 'usage: parley init --data-dir DIR --realm-name NAME --email EMAIL --password PW [--full-name NAME]\n';
 
 describe('parley --version', () => {
@@ -88,5 +90,18 @@ describe('usage errors', () => {
     cases.forEach(([args, stderr], i) => {
       assert.deepEqual(results[i], { code: 2, signal: null, stdout: '', stderr }, args.join(' '));
     });
+  });
+
+  it('refuses a TLS certificate without its key (flags or environment) and a trusted proxy that is not an address', async () => {
+    const apart = `parley: --tls-cert and --tls-key go together (or PARLEY_TLS_CERT and PARLEY_TLS_KEY)\n${SERVE_USAGE}`;
+    const cases: [string[], Record<string, string>, string][] = [
+      [['serve', '--tls-cert', '/nonexistent/cert.pem'], {}, apart],
+      [['serve', '--tls-key', '/nonexistent/key.pem'], {}, apart],
+      [['serve', '--data-dir', ':memory:'], { PARLEY_TLS_CERT: '/nonexistent/cert.pem' }, apart],
+      [['serve', '--trusted-proxies', '127.0.0.1,proxy.local'], {}, `parley: --trusted-proxies: 'proxy.local' is not an IP address or CIDR range\n${SERVE_USAGE}`],
+    ];
+    for (const [args, env, stderr] of cases) {
+      assert.deepEqual(await runCli(args, { env }), { code: 2, signal: null, stdout: '', stderr }, args.join(' '));
+    }
   });
 });

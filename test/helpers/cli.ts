@@ -88,7 +88,7 @@ export async function initDataDir(
 
 export interface ServeProcess {
   child: ChildProcess;
-  /** `http://127.0.0.1:PORT` from the `listening on` line. */
+  /** `http://127.0.0.1:PORT` (https with TLS) from the `listening on` line. */
   url: string;
   stdout(): string;
   stderr(): string;
@@ -98,7 +98,7 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
 }
 
-const LISTENING = /^listening on (http:\/\/127\.0\.0\.1:(\d+))\n/;
+const LISTENING = /^listening on (https?:\/\/127\.0\.0\.1:(\d+))\n/;
 
 /** Starts `parley serve ARGS` (add `--port 0`) and resolves once it has printed its listening line. */
 export function startServe(args: readonly string[], opts: RunOptions = {}): Promise<ServeProcess> {

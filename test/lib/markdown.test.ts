@@ -704,3 +704,92 @@ describe('topicLinks', () => {
     ]);
   });
 });
+
+// Zulip's InlineInterestingLinkProcessor for images (zerver/tests/test_markdown.py's inline image
+// cases), without thumbnails and without camo: the preview shows the file itself.
+describe('renderMarkdown: inline image previews', () => {
+  const preview = (href: string, src = href, title?: string) =>
+    `<div class="message_inline_image"><a href="${href}"${title === undefined ? '' : ` title="${title}"`}><img src="${src}"></a></div>`;
+  const A = 'http://imaging.nikon.com/lineup/dslr/df/img/sample/img_01.jpg';
+  const B = 'http://imaging.nikon.com/lineup/dslr/df/img/sample/img_02.jpg';
+  const link = (url: string, text = url) => `<a href="${url}">${text}</a>`;
+  const cases: [string, string, string][] = [
+    ['a bare image link becomes its preview', 'http://cdn.wallpapersafari.com/13/6/16eVjx.jpeg', preview('http://cdn.wallpapersafari.com/13/6/16eVjx.jpeg')],
+    [
+      'a link among text keeps its paragraph; the preview follows it',
+      'Google logo today: https://www.google.com/images/srpr/logo4w.png\nKinda boring',
+      `<p>Google logo today: ${link('https://www.google.com/images/srpr/logo4w.png')}<br>\nKinda boring</p>\n${preview('https://www.google.com/images/srpr/logo4w.png')}`,
+    ],
+    ['previews keep the order of their links', `${A}\n${B}`, `<p>${link(A)}<br>\n${link(B)}</p>\n${preview(A)}${preview(B)}`],
+    ['each paragraph gets its own', `${A}\n\n**Hello World**\n\n${B}`, `${preview(A)}<p><strong>Hello World</strong></p>\n${preview(B)}`],
+    [
+      'an uploaded image: a named link keeps its paragraph, its name is the title',
+      '[image.png](/user_uploads/2/ab/xyz/image.png)',
+      `<p>${link('/user_uploads/2/ab/xyz/image.png', 'image.png')}</p>\n${preview('/user_uploads/2/ab/xyz/image.png', '/user_uploads/2/ab/xyz/image.png', 'image.png')}`,
+    ],
+    [
+      'an absolute link to this server is made relative; its text is the title',
+      'http://zulip.testserver/user_uploads/2/ab/c/x.png',
+      `<p>${link('user_uploads/2/ab/c/x.png', 'http://zulip.testserver/user_uploads/2/ab/c/x.png')}</p>\n${preview('user_uploads/2/ab/c/x.png', 'user_uploads/2/ab/c/x.png', 'http://zulip.testserver/user_uploads/2/ab/c/x.png')}`,
+    ],
+    [
+      'in a list item the preview ends the item, replacing a bare link',
+      '* https://example.com/a.png\n* see https://example.com/b.png',
+      `<ul>\n<li>${preview('https://example.com/a.png')}</li>\n<li>see ${link('https://example.com/b.png')}${preview('https://example.com/b.png')}</li>\n</ul>`,
+    ],
+    ['in a loose list, after the item’s paragraph', '* a\n\n* https://example.com/a.png', `<ul>\n<li>\n<p>a</p>\n</li>\n<li>\n${preview('https://example.com/a.png')}</li>\n</ul>`],
+    ['never for quoted links', '> https://example.com/q.png', `<blockquote>\n<p>${link('https://example.com/q.png')}</p>\n</blockquote>`],
+    [
+      'a link inside other markup is previewed at the end of the message',
+      '**[a](https://example.com/s.png)** after\n\ntext',
+      `<p><strong>${link('https://example.com/s.png', 'a')}</strong> after</p>\n<p>text</p>\n${preview('https://example.com/s.png', 'https://example.com/s.png', 'a')}`,
+    ],
+    ['a heading’s link too', '# https://e.com/h.png\ntext', `<h1>${link('https://e.com/h.png')}</h1>\n<p>text</p>\n${preview('https://e.com/h.png')}`],
+    [
+      'a Wikipedia file page shows the file',
+      'https://en.wikipedia.org/wiki/File:Example.jpg',
+      preview('https://en.wikipedia.org/wiki/Special:FilePath/File:Example.jpg'),
+    ],
+    [
+      'a GitHub blob shows its raw file',
+      'https://github.com/zulip/zulip/blob/main/static/images/logo/zulip-icon-128x128.png',
+      preview('https://github.com/zulip/zulip/blob/main/static/images/logo/zulip-icon-128x128.png', 'https://raw.githubusercontent.com/zulip/zulip/main/static/images/logo/zulip-icon-128x128.png'),
+    ],
+    [
+      'titles and URLs are escaped',
+      '[x "y" <z>](https://e.com/a.png?x=1&y=2)',
+      `<p><a href="https://e.com/a.png?x=1&amp;y=2">x "y" &lt;z&gt;</a></p>\n${preview('https://e.com/a.png?x=1&amp;y=2', 'https://e.com/a.png?x=1&amp;y=2', 'x &quot;y&quot; &lt;z&gt;')}`,
+    ],
+    ['one preview per distinct URL', `${A} ${A}`, `<p>${link(A)} ${link(A)}</p>\n${preview(A)}`],
+    ['not for other files, nor pasteboard.co pages', 'https://e.com/a.pdf https://pasteboard.co/x.png', `<p>${link('https://e.com/a.pdf')} ${link('https://pasteboard.co/x.png')}</p>`],
+  ];
+  for (const [name, input, expected] of cases) {
+    it(name, () => {
+      const r = renderMarkdown(input, context());
+      assert.equal(r.html, expected);
+      assert.equal(r.hasImage, expected.includes('message_inline_image'));
+    });
+  }
+
+  it('makes none past 24 distinct links, nor when the organization turned previews off', () => {
+    const many = Array.from({ length: 25 }, (_, i) => `https://e.com/${i}.png`).join(' ');
+    const r = renderMarkdown(many, context());
+    assert.equal(r.html.includes('message_inline_image'), false);
+    assert.equal(r.hasImage, false);
+    const off = renderMarkdown('https://e.com/a.png', context({ inlineImagePreview: false }));
+    assert.deepEqual([off.html, off.hasImage, off.hasLink], [`<p>${link('https://e.com/a.png')}</p>`, false, true]);
+  });
+
+  it('still counts the link and the upload of a paragraph the preview replaced', () => {
+    const r = renderMarkdown('[pic](/user_uploads/2/ab/pic.png)', context());
+    assert.deepEqual([r.hasLink, r.hasAttachment, r.linkedUploadPaths], [true, true, ['2/ab/pic.png']]);
+    const bare = renderMarkdown('/user_uploads/2/ab/pic.png', context());
+    assert.equal(bare.hasImage, bare.html.includes('message_inline_image'));
+  });
+
+  it('previews 24 links, one in each list item', () => {
+    const input = Array.from({ length: 24 }, (_, i) => `* https://e.com/${i}.png\n`).join('');
+    const r = renderMarkdown(input, context());
+    assert.equal(r.html.split('message_inline_image').length - 1, 24);
+  });
+});

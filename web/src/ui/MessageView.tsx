@@ -40,10 +40,16 @@ function reactionGroups(reactions: Reaction[], myId: number) {
 function Content({ html }: { html: string }) {
   const ref = useRef<HTMLDivElement>(null);
   useLayoutEffect(() => {
-    if (ref.current) finishRendered(ref.current);
+    if (!ref.current) return;
+    // The server's rendering (escaped by construction there; the page's CSP is the second line),
+    // finished in an inert template, where nothing loads yet: an image the page would refuse is
+    // never requested.
+    const template = document.createElement('template');
+    template.innerHTML = html;
+    finishRendered(template.content);
+    ref.current.replaceChildren(template.content);
   }, [html]);
-  // The server's rendering: escaped by construction there; the page's CSP is the second line.
-  return <div class="content rendered" ref={ref} dangerouslySetInnerHTML={{ __html: html }} />;
+  return <div class="content rendered" ref={ref} />;
 }
 
 export const MessageView = memo(function MessageView({ message: m, sender, showSender, twentyFour, unread, starred, myId, onStar }: Props) {

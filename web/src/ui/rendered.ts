@@ -1,5 +1,6 @@
 // Finishing touches on message HTML the server rendered (the app never builds HTML from strings): emoji
-// spans show their Unicode character instead of ":name:", and links to other sites open in a new tab
+// spans show their Unicode character instead of ":name:", previews of images on other sites show
+// their address (the page does not load them), and links to other sites open in a new tab
 // without telling that site where they came from. Links inside Parley are handled by the list's click
 // handler (narrow links navigate in the app).
 
@@ -15,7 +16,24 @@ export function emojiChar(className: string): string | null {
 }
 
 /** Applies the touches to a rendered message's element, in place. */
-export function finishRendered(root: HTMLElement): void {
+export function finishRendered(root: ParentNode): void {
+  // Image previews of other sites' images: the page's policy (img-src) does not load them, so that
+  // reading a message tells no other site who read it. A preview whose link is also in the text goes;
+  // one that replaced its link shows the link's address instead.
+  for (const img of root.querySelectorAll<HTMLImageElement>('.message_inline_image img')) {
+    let src: URL;
+    try {
+      src = new URL(img.getAttribute('src') ?? '', window.location.href);
+    } catch {
+      continue;
+    }
+    if (src.origin === window.location.origin) continue;
+    const preview = img.closest('.message_inline_image');
+    const href = img.closest('a')?.getAttribute('href') ?? '';
+    const inText = [...root.querySelectorAll('a[href]')].some((a) => !a.closest('.message_inline_image') && a.getAttribute('href') === href);
+    if (inText && preview) preview.remove();
+    else img.replaceWith(document.createTextNode(href));
+  }
   for (const span of root.querySelectorAll<HTMLElement>('span.emoji')) {
     const ch = emojiChar(span.className);
     if (ch !== null && span.textContent !== ch) span.textContent = ch;

@@ -1,0 +1,66 @@
+// The TLS certificate and key for HTTPS without a reverse proxy. The pair is checked here with Node's
+// crypto before uWebSockets.js sees it: uWS only says "App construction failed", and a key it cannot
+// decrypt could make OpenSSL prompt on a terminal. Every message names the file at fault.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+
+export interface TlsFiles {
+  cert: string;
+  key: string;
+  /** For an encrypted private key (PEM with a passphrase). */
+  passphrase?: string | null;
+}
+
+/** A pair that parses and matches, with what the logs say about it. */
+export interface CheckedTls extends TlsFiles {
+  /** SHA-256 fingerprint of the leaf certificate, as `AB:CD:...`. */
+  fingerprint256: string;
+  /** The leaf certificate's notAfter, as OpenSSL prints it. */
+  validTo: string;
+}
+
+/** A certificate or key that cannot be used: stops the start, or keeps the old pair on reload. */
+export class TlsError extends Error {}
+
+const READ_REASONS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'it is a directory',
+};
+
+function readPem(file: string, what: string): Buffer {
+  try {
+    return fs.readFileSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    throw new TlsError(`cannot read the TLS ${what} ${file}: ${READ_REASONS[code] ?? (err as Error).message}`);
+  }
+}
+
+/** Reads and checks the pair; throws TlsError naming the file when it cannot serve. */
+export function checkTlsPair(files: TlsFiles): CheckedTls {
+  const certPem = readPem(files.cert, 'certificate');
+  const keyPem = readPem(files.key, 'key');
+  let cert: crypto.X509Certificate;
+  try {
+    // PEM only (Node would take DER too, uWS would not). The first certificate of the file is a
+    // fullchain.pem's leaf; uWS loads the whole chain.
+    if (!certPem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('not PEM');
+    cert = new crypto.X509Certificate(certPem);
+  } catch {
+    throw new TlsError(`the TLS certificate ${files.cert} is not a PEM certificate`);
+  }
+  // An encrypted key: PKCS#8 ("ENCRYPTED PRIVATE KEY") or the older PEM header ("Proc-Type: 4,ENCRYPTED").
+  const encrypted = /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: *4,ENCRYPTED/.test(keyPem.toString('latin1'));
+  if (encrypted && !files.passphrase) throw new TlsError(`the TLS key ${files.key} is encrypted: set PARLEY_TLS_KEY_PASSPHRASE`);
+  let key: crypto.KeyObject;
+  try {
+    key = crypto.createPrivateKey(encrypted ? { key: keyPem, passphrase: files.passphrase as string } : { key: keyPem });
+  } catch {
+    if (encrypted) throw new TlsError(`the TLS key ${files.key} cannot be decrypted with PARLEY_TLS_KEY_PASSPHRASE`);
+    throw new TlsError(`the TLS key ${files.key} is not a PEM private key`);
+  }
+  if (!cert.checkPrivateKey(key)) throw new TlsError(`the TLS key ${files.key} does not match the certificate ${files.cert}`);
+  return { ...files, fingerprint256: cert.fingerprint256, validTo: cert.validTo };
+}

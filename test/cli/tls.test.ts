@@ -1,0 +1,110 @@
+// `parley serve --tls-cert --tls-key` as a real process: HTTPS with a self-signed certificate made
+// here, a real SIGHUP after a renewal (new connections get the new certificate) and after a broken
+// one (the old certificate stays, stderr says why), and the start-up refusals.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { initDataDir, makeTempDirs, runCli, startServe, type ServeProcess } from '../helpers/cli';
+import { apiOverHttps, httpsRequest, makeCertPair, type CertPair } from '../helpers/tls';
+
+const tmp = makeTempDirs('parley-cli-tls-');
+after(() => tmp.cleanup());
+
+let certs: string;
+let a: CertPair;
+let b: CertPair;
+before(() => {
+  certs = tmp.make();
+  a = makeCertPair(certs, 'a');
+  b = makeCertPair(certs, 'b');
+});
+
+/** Waits until stderr has grown by a line after `from` characters, and returns that line. */
+async function nextStderrLine(server: ServeProcess, from: number): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const tail = server.stderr().slice(from);
+    if (tail.includes('\n')) return tail;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.fail(`no stderr line after SIGHUP; stderr: ${server.stderr()}`);
+}
+
+describe('parley serve with TLS', () => {
+  it('serves HTTPS, reloads a renewed certificate on SIGHUP, and keeps the old one when the new one is broken', async () => {
+    const dataDir = tmp.make();
+    const creds = await initDataDir(dataDir);
+    const cert = path.join(certs, 'live.crt');
+    const key = path.join(certs, 'live.key');
+    fs.copyFileSync(a.cert, cert);
+    fs.copyFileSync(a.key, key);
+    const server = await startServe(['--data-dir', dataDir, '--port', '0', '--tls-cert', cert, '--tls-key', key]);
+    try {
+      assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+      const settings = await httpsRequest(`${server.url}/api/v1/server_settings`, { ca: [a.pem] });
+      assert.equal(settings.status, 200, settings.text);
+      assert.equal(settings.fingerprint256, a.fingerprint256);
+      assert.equal(settings.body.realm_url, server.url);
+      const me = await apiOverHttps(server.url, [a.pem], { email: creds.email, apiKey: creds.api_key }, 'GET', '/users/me');
+      assert.equal(me.status, 200, me.text);
+      assert.equal(me.body.user_id, creds.user_id);
+
+      // A renewal, then a real SIGHUP.
+      fs.copyFileSync(b.cert, cert);
+      fs.copyFileSync(b.key, key);
+      let mark = server.stderr().length;
+      server.child.kill('SIGHUP');
+      const validTo = new crypto.X509Certificate(b.pem).validTo;
+      assert.equal(await nextStderrLine(server, mark), `parley: TLS certificate reloaded from ${cert} (SHA-256 ${b.fingerprint256}, valid until ${validTo})\n`);
+      const renewed = await httpsRequest(`${server.url}/api/v1/server_settings`, { ca: [b.pem] });
+      assert.deepEqual({ status: renewed.status, body: renewed.body, fp: renewed.fingerprint256 }, { status: 200, body: settings.body, fp: b.fingerprint256 });
+
+      // A broken renewal: still serving b, and stderr says why.
+      fs.writeFileSync(cert, '-----BEGIN CERTIFICATE-----\ntruncated\n');
+      mark = server.stderr().length;
+      server.child.kill('SIGHUP');
+      assert.equal(
+        await nextStderrLine(server, mark),
+        `parley: TLS reload failed, still serving the previous certificate: the TLS certificate ${cert} is not a PEM certificate\n`,
+      );
+      const still = await httpsRequest(`${server.url}/api/v1/server_settings`, { ca: [b.pem] });
+      assert.deepEqual({ status: still.status, fp: still.fingerprint256 }, { status: 200, fp: b.fingerprint256 });
+
+      const exit = await server.stop('SIGTERM');
+      assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null });
+      assert.equal(server.stdout(), `listening on ${server.url}\n`);
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  });
+
+  it('takes the pair from PARLEY_TLS_CERT and PARLEY_TLS_KEY, and prints the https address on a first start', async () => {
+    const dataDir = tmp.make();
+    const server = await startServe(['--data-dir', dataDir, '--port', '0'], { env: { PARLEY_TLS_CERT: a.cert, PARLEY_TLS_KEY: a.key } });
+    try {
+      assert.match(server.url, /^https:\/\//);
+      const res = await httpsRequest(`${server.url}/api/v1/server_settings`, { ca: [a.pem] });
+      assert.equal(res.fingerprint256, a.fingerprint256);
+      assert.match(server.stderr(), new RegExp(`parley: open ${server.url.replace(/[.]/g, '\\.')}/ in a browser and log in as the owner\n$`));
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  });
+
+  it('refuses to start, naming the file, before creating anything', async () => {
+    const missing = path.join(certs, 'missing.crt');
+    const cases: [string[], Record<string, string>, string][] = [
+      [['--tls-cert', missing, '--tls-key', a.key], {}, `parley: cannot read the TLS certificate ${missing}: no such file\n`],
+      [['--tls-cert', a.cert, '--tls-key', certs], {}, `parley: cannot read the TLS key ${certs}: it is a directory\n`],
+      [[], { PARLEY_TLS_CERT: a.cert, PARLEY_TLS_KEY: b.key }, `parley: the TLS key ${b.key} does not match the certificate ${a.cert}\n`],
+      [['--tls-cert', a.key, '--tls-key', a.key], {}, `parley: the TLS certificate ${a.key} is not a PEM certificate\n`],
+    ];
+    for (const [args, env, stderr] of cases) {
+      const dataDir = tmp.make();
+      const r = await runCli(['serve', '--data-dir', dataDir, '--port', '0', ...args], { env });
+      assert.deepEqual(r, { code: 1, signal: null, stdout: '', stderr }, args.join(' '));
+      assert.deepEqual(fs.readdirSync(dataDir), [], 'no database was created');
+    }
+  });
+});
