@@ -14,6 +14,7 @@ import { runDueScheduledMessages, startScheduledDelivery } from '../../src/actio
 import { RateLimiter } from '../../src/http/ratelimit';
 import { basicAuth, encodeParams, startTestServer, TEST_USER_AGENT, type ApiResponse, type TestUser } from '../helpers/server';
 import { createChannel } from '../helpers/chat';
+import { queuedEvents, registerQueue } from '../helpers/events';
 
 const T0 = 1_700_000_000;
 const MINUTE = 60;
@@ -325,5 +326,41 @@ describe('rate limits across clock changes', () => {
     assert.equal(rl.hit('login', rules, at(T0 + DAY)).allowed, true);
     assert.equal(rl.hit('login', rules, at(T0 + DAY)).allowed, true);
     assert.equal(rl.hit('login', rules, at(T0 + DAY)).allowed, false);
+  });
+});
+
+describe('event queues across clock changes', () => {
+  it('a queue keeps working when the clock goes back an hour; a parked poll is answered across a jump of a day; an idle queue is then gone', async () => {
+    const clock = fakeClock();
+    const { t, running } = await firstStart(clock);
+    const { hamlet, othello } = t.users;
+    const q = await registerQueue(t, othello, ['message']);
+    clock.now = T0 - HOUR;
+    const sent = await t.api(hamlet, 'POST', '/messages', { type: 'direct', to: [othello.id], content: 'an hour back' });
+    assert.equal(sent.status, 200, sent.text);
+    assert.deepEqual(
+      (await queuedEvents(t, othello, q)).map((e) => [e.type, e.message.id, e.message.timestamp]),
+      [['message', sent.body.id, T0 - HOUR]],
+    );
+
+    // A poll parked on the queue, then the clock jumps forward a day: the next message answers it.
+    const parked = t.api(othello, 'GET', '/events', { queue_id: q, last_event_id: 0 });
+    await new Promise((r) => setTimeout(r, 50));
+    clock.now = T0 + DAY;
+    const next = await t.api(hamlet, 'POST', '/messages', { type: 'direct', to: [othello.id], content: 'a day later' });
+    const answer = await parked;
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(
+      answer.body.events.map((e: { type: string; message: { id: number } }) => [e.type, e.message.id]),
+      [['message', next.body.id]],
+    );
+    // Left idle past its lifespan (10 minutes) by the clock, it is gone, as after Zulip's collection;
+    // the client registers again.
+    clock.now += 11 * MINUTE;
+    const gone = await t.api(othello, 'GET', '/events', { queue_id: q, last_event_id: 1, dont_block: true });
+    assert.equal(gone.status, 400);
+    assert.deepEqual(gone.body, { result: 'error', msg: `Bad event queue ID: ${q}`, code: 'BAD_EVENT_QUEUE_ID', queue_id: q });
+    assert.deepEqual(await queuedEvents(t, othello, await registerQueue(t, othello, ['message'])), []);
+    await running.stop();
   });
 });
