@@ -7,6 +7,7 @@ import { createApp, type App } from './app';
 import { loadConfig, type Config } from './config';
 import { doCreateRealm, doSetRealmDeactivated } from './actions/realm';
 import { startRetentionJob } from './actions/retention';
+import { startDatabaseMaintenance } from './db/maintenance';
 import { startScheduledDelivery } from './actions/scheduled-messages';
 import { doCreateStarterChannel } from './actions/starter';
 import { syncApiEmails } from './actions/user-access';
@@ -206,6 +207,7 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
   const server = await startServer(app, allRoutes, config.host, config.port);
   startRetentionJob(app);
   startScheduledDelivery(app);
+  startDatabaseMaintenance(app);
   if (!config.externalUrl) app.publicUrl = server.url;
   // Handlers go in before the ready line: a supervisor may signal as soon as it reads it.
   const stopped = new Promise<number>((resolve) => {

@@ -221,6 +221,9 @@ export function doDeleteScheduledMessage(app: App, user: UserRow, id: number): v
 
 // ---- delivery -------------------------------------------------------------------------------------
 
+/** How late a scheduled message may still be sent (Zulip's SCHEDULED_MESSAGE_LATE_CUTOFF_MINUTES). */
+const LATE_CUTOFF_SECONDS = 10 * 60;
+
 /** Longest the timer sleeps before looking again. */
 const MAX_TIMER_MS = 60_000;
 
@@ -299,6 +302,10 @@ function deliverOne(app: App, row: ScheduledMessageRow): boolean {
         deliverReminder(app, sender, row);
         return true;
       }
+      // As Zulip (SCHEDULED_MESSAGE_LATE_CUTOFF_MINUTES): a message more than 10 minutes late by the
+      // wall clock (the server was down, or the clock jumped forward) is not sent to surprise its
+      // recipients; it fails and its sender is told, and may reschedule it. Reminders go out late.
+      if (nowSeconds(app.clock) > row.scheduled_timestamp + LATE_CUTOFF_SECONDS) throw errors.badRequest('Message could not be sent at the scheduled time.');
       const { id } = doSendMessage(app, sender, {
         to: row.type === 'stream' ? { kind: 'channel', streamId: row.stream_id as number, topic: row.topic } : { kind: 'direct', userIds: scheduledRecipientIds(row) },
         content: row.content,

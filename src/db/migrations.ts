@@ -162,15 +162,28 @@ const STEPS: ((db: Db) => void)[] = [
     rebuildTable(db, 'user', ['user_realm_email', 'user_realm_delivery_email', 'user_api_key', 'user_bot_owner']);
     for (const name of ['usermessage_pending', 'usermessage_cursor_advance', 'user_active_cursor']) db.exec(schemaStatement(name));
   },
+  // 14: a database made by the very first Parley (before reactions kept the order they were added in,
+  // a change made without a new version) still has reaction WITHOUT ROWID keyed by
+  // (message, user, type, code) and no reaction_unique: rebuilt as schema.sql has it. Its reactions
+  // get ids in key order, the order that Parley listed them in. Other databases have it already.
+  (db) => {
+    const hasId = db.prepare("SELECT 1 FROM pragma_table_info('reaction') WHERE name = 'id'").get();
+    if (!hasId) rebuildTable(db, 'reaction', ['reaction_unique']);
+  },
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;
+
+/** A database from a newer Parley: this one cannot know what its schema means, so it does not touch it. */
+export class NewerSchemaError extends Error {}
 
 /** Creates or upgrades the schema. */
 export function migrate(db: Db): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version > SCHEMA_VERSION) {
-    throw new Error(`database schema version ${version} is newer than this Parley (${SCHEMA_VERSION})`);
+    throw new NewerSchemaError(
+      `the database was made by a newer Parley (schema version ${version}; this Parley knows up to ${SCHEMA_VERSION}). Run that Parley, or restore the backup taken before upgrading.`,
+    );
   }
   if (version === SCHEMA_VERSION) return;
   // Rebuilding a table drops the old one, which with foreign keys on would cascade to the rows that

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { loadSqliteAddon } from '../native';
-import { migrate } from './migrations';
+import { ensureIncrementalVacuum } from './maintenance';
+import { migrate, NewerSchemaError } from './migrations';
 
 export type Db = Database.Database;
 
@@ -16,6 +17,9 @@ export type SyncLevel = 'normal' | 'full';
 export function openDatabase(file: string, opts: { synchronous?: SyncLevel } = {}): Db {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file, { nativeBinding: loadSqliteAddon() as never });
+  // Free pages go back to the file system (maintenance.ts): a new file gets this before its first
+  // table, the only time it is free to set; an older one is converted after its migrations below.
+  if (file !== ':memory:' && (db.prepare('SELECT count(*) FROM sqlite_master').pluck().get() as number) === 0) db.pragma('auto_vacuum = INCREMENTAL');
   if (file !== ':memory:') db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('foreign_keys = ON');
@@ -30,6 +34,14 @@ export function openDatabase(file: string, opts: { synchronous?: SyncLevel } = {
     db.pragma('wal_autocheckpoint = 10000');
     db.pragma('journal_size_limit = 67108864');
   }
-  migrate(db);
+  try {
+    migrate(db);
+  } catch (err) {
+    db.close();
+    // The person starting Parley reads this (main.ts prints start-up errors): name the file.
+    if (err instanceof NewerSchemaError) throw new NewerSchemaError(`${file}: ${err.message}`);
+    throw err;
+  }
+  if (file !== ':memory:') ensureIncrementalVacuum(db);
   return db;
 }

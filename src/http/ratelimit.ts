@@ -44,6 +44,8 @@ export function parseRule(text: string, name: string): Rule[] {
 export class RateLimiter {
   private logs = new Map<string, number[]>();
   private lastSweep = 0;
+  /** The latest time seen, to notice the wall clock moving back. */
+  private lastNow = 0;
 
   constructor(
     readonly enabled: boolean,
@@ -52,6 +54,7 @@ export class RateLimiter {
 
   /** Decides without recording (for "only failed attempts count" rules). */
   peek(key: string, rules: Rule[], nowMs: number): Decision {
+    this.followClock(nowMs);
     const log = this.logs.get(key) ?? [];
     const decisions = rules.map((rule): Decision => {
       const inWindow = log.filter((t) => t > nowMs - rule.windowMs);
@@ -73,6 +76,7 @@ export class RateLimiter {
 
   /** Records one request for `key`. */
   record(key: string, rules: Rule[], nowMs: number): void {
+    this.followClock(nowMs);
     const longest = Math.max(...rules.map((r) => r.windowMs));
     const log = (this.logs.get(key) ?? []).filter((t) => t > nowMs - longest);
     log.push(nowMs);
@@ -91,6 +95,21 @@ export class RateLimiter {
   /** Forgets a key (e.g. after a successful login). */
   clear(key: string): void {
     this.logs.delete(key);
+  }
+
+  /**
+   * When the wall clock moves back (by more than a second: callers' times may differ by a few ms), the
+   * recorded times move back with it, so that a window still ends when its time has elapsed: without
+   * this a client near its limit would wait an extra hour after the clock went back an hour. (A clock
+   * moved forward ends the windows early, which only forgives.)
+   */
+  private followClock(nowMs: number): void {
+    const back = this.lastNow - nowMs;
+    if (back > 1000) {
+      for (const [key, log] of this.logs) this.logs.set(key, log.map((t) => t - back));
+      this.lastSweep -= back;
+    }
+    if (back > 1000 || nowMs > this.lastNow) this.lastNow = nowMs;
   }
 
   // Drops idle keys now and then so memory stays bounded by active clients.
