@@ -80,7 +80,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'outgoing_webhook_retry_ms', env: 'PARLEY_OUTGOING_WEBHOOK_RETRY_MS', flag: 'outgoing-webhook-retry-ms', kind: { type: 'integer', min: 0, max: MAX }, default: 1000, metavar: 'MS', doc: 'delay before the first retry of a failed outgoing-webhook request, doubling per retry (ms)' },
   { key: 'outgoing_webhook_max_pending', env: 'PARLEY_OUTGOING_WEBHOOK_MAX_PENDING', flag: 'outgoing-webhook-max-pending', kind: positive, default: 1000, metavar: 'N', doc: 'outgoing-webhook deliveries waiting or running, past which new ones are dropped' },
   { key: 'outgoing_webhook_concurrency', env: 'PARLEY_OUTGOING_WEBHOOK_CONCURRENCY', flag: 'outgoing-webhook-concurrency', kind: positive, default: 4, metavar: 'N', doc: 'outgoing-webhook requests in flight at once' },
-  { key: 'outgoing_webhook_allow_private', env: 'PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE', flag: 'outgoing-webhook-allow-private', kind: boolean, default: false, doc: "outgoing-webhook bots may reach loopback, link-local and this server's own addresses" },
+  { key: 'outgoing_webhook_allow_private', env: 'PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE', flag: 'outgoing-webhook-allow-private', kind: boolean, default: false, doc: "outgoing-webhook bots may reach loopback, link-local, private-network and this server's own addresses" },
   { key: 'cache_dir', env: 'PARLEY_CACHE_DIR', flag: 'cache-dir', kind: { type: 'path' }, default: null, defaultText: '`$XDG_CACHE_HOME/parley` or `~/.cache/parley`', example: '/var/cache/parley', metavar: 'DIR', doc: "where the executable extracts its native addons" },
 ];
 

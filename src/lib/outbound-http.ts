@@ -1,6 +1,7 @@
 // Requests Parley makes to URLs that users chose (outgoing-webhook bots): a JSON or form POST that
 // never throws, bounded in time and in the size of the answer, and that reaches neither this server
-// nor the machine's loopback, link-local or unspecified addresses unless the operator allows it.
+// nor the machine's loopback, link-local, private-network or unspecified addresses unless the
+// operator allows it.
 // The address is checked where the connection is made (the `lookup` the socket uses), so a name that
 // resolves to a public address when checked and to 127.0.0.1 when connecting cannot slip through.
 import dns from 'node:dns';
@@ -46,6 +47,15 @@ FORBIDDEN.addAddress('::1', 'ipv6');
 FORBIDDEN.addAddress('::', 'ipv6');
 FORBIDDEN.addSubnet('fe80::', 10, 'ipv6');
 FORBIDDEN.addSubnet('ff00::', 8, 'ipv6');
+// Private networks (RFC 1918, carrier-grade NAT, IPv6 unique local): the routers, NAS boxes and
+// admin pages of the network Parley runs in. A failed delivery's notice quotes the bot server's
+// answer to the bot's owner, so any member who may create bots could read them; an operator whose
+// bots live on the LAN allows private addresses (outgoing_webhook_allow_private).
+FORBIDDEN.addSubnet('10.0.0.0', 8, 'ipv4');
+FORBIDDEN.addSubnet('172.16.0.0', 12, 'ipv4');
+FORBIDDEN.addSubnet('192.168.0.0', 16, 'ipv4');
+FORBIDDEN.addSubnet('100.64.0.0', 10, 'ipv4');
+FORBIDDEN.addSubnet('fc00::', 7, 'ipv6');
 // Cloud metadata services (instance credentials) at addresses outside link-local: AWS's over IPv6
 // (Nitro instances) and Alibaba Cloud's. Only these addresses: their networks hold ordinary hosts.
 FORBIDDEN.addAddress('fd00:ec2::254', 'ipv6');

@@ -441,7 +441,16 @@ describe('outgoing webhooks: addresses', () => {
     // Security review of issue 15: 169.254.169.254 was refused, but the same service is also at
     // fd00:ec2::254 on AWS (Nitro, IPv6) and at 100.100.100.200 on Alibaba Cloud; neighbours stay allowed.
     for (const a of ['fd00:ec2::254', 'FD00:EC2:0:0:0:0:0:254', '100.100.100.200', '::ffff:100.100.100.200']) assert.equal(isForbiddenAddress(a), true, a);
-    for (const a of ['fd00:ec2::253', '100.100.100.201', '10.0.0.1']) assert.equal(isForbiddenAddress(a), false, a);
+    for (const a of ['100.128.0.1', '8.8.4.4']) assert.equal(isForbiddenAddress(a), false, a);
+  });
+
+  it('classes private networks as forbidden: a failure notice would show their answers to a bot\'s owner', () => {
+    // Review of issue 15: a member who may create bots could point one at the router's admin page and
+    // read its answer in the failure notice. Allowed with outgoing_webhook_allow_private.
+    for (const a of ['10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.1.1', '100.64.0.1', 'fd12:3456::1', 'fc00::1', '::ffff:192.168.1.1']) {
+      assert.equal(isForbiddenAddress(a), true, a);
+    }
+    for (const a of ['172.32.0.1', '172.15.255.255', '192.169.0.1', '11.0.0.1']) assert.equal(isForbiddenAddress(a), false, a);
   });
 
   it('refuses a name that resolves to loopback, and URLs it cannot request', async () => {
