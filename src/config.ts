@@ -2,6 +2,7 @@
 import path from 'node:path';
 import type { SyncLevel } from './db/open';
 import { parseRule, RULES, type RuleSet } from './http/ratelimit';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './lib/log';
 
 export interface Config {
   /** Data directory: parley.db, uploads/, outbox/. ':memory:' keeps the database in memory. */
@@ -35,8 +36,29 @@ export interface Config {
   /** Topic deletion: messages per batch, and the time after which it answers complete: false. */
   deleteTopicBatchSize: number;
   deleteTopicBudgetMs: number;
-  /** Log each request to stderr. */
-  logRequests: boolean;
+  /** Least severe log lines written to stderr: error, warn, info (one line per request) or debug. */
+  logLevel: LogLevel;
+  /** Log lines as text (for people) or JSON (one object per line, for machines). */
+  logFormat: LogFormat;
+  /** Serve GET /metrics (Prometheus text format). */
+  metrics: boolean;
+  /** When set, /metrics wants `Authorization: Bearer <token>`; when not, only loopback clients get it. */
+  metricsToken: string | null;
+}
+
+/** A setting with a value it cannot take: a usage error (the command exits 2). */
+export class SettingError extends Error {}
+
+/** Checks a --log-level / PARLEY_LOG_LEVEL value. */
+export function parseLogLevel(raw: string, source: string): LogLevel {
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new SettingError(`${source} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}`);
+  return raw as LogLevel;
+}
+
+/** Checks a --log-format / PARLEY_LOG_FORMAT value. */
+export function parseLogFormat(raw: string, source: string): LogFormat {
+  if (!(LOG_FORMATS as readonly string[]).includes(raw)) throw new SettingError(`${source} must be one of ${LOG_FORMATS.join(', ')}, got ${JSON.stringify(raw)}`);
+  return raw as LogFormat;
 }
 
 export const DEFAULT_PORT = 9991;
@@ -80,6 +102,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     pushService: pushUrl ? { url: pushUrl, token: env.PARLEY_PUSH_TOKEN } : null,
     deleteTopicBatchSize: int('PARLEY_DELETE_TOPIC_BATCH_SIZE', 1000),
     deleteTopicBudgetMs: int('PARLEY_DELETE_TOPIC_BUDGET_MS', 50_000),
-    logRequests: env.PARLEY_LOG_REQUESTS === '1',
+    // PARLEY_LOG_REQUESTS (before request lines were on by default): 0 or off keeps them out (level warn).
+    logLevel: env.PARLEY_LOG_LEVEL
+      ? parseLogLevel(env.PARLEY_LOG_LEVEL, 'PARLEY_LOG_LEVEL')
+      : env.PARLEY_LOG_REQUESTS === '0' || env.PARLEY_LOG_REQUESTS === 'off'
+        ? 'warn'
+        : 'info',
+    logFormat: env.PARLEY_LOG_FORMAT ? parseLogFormat(env.PARLEY_LOG_FORMAT, 'PARLEY_LOG_FORMAT') : 'text',
+    metrics: env.PARLEY_METRICS === 'on' || env.PARLEY_METRICS === '1',
+    metricsToken: env.PARLEY_METRICS_TOKEN || null,
   };
 }

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createApp, type App } from './app';
-import { configFromEnv, type Config } from './config';
+import { configFromEnv, parseLogFormat, parseLogLevel, SettingError, type Config } from './config';
 import { doCreateRealm, doSetRealmDeactivated } from './actions/realm';
 import { startRetentionJob } from './actions/retention';
 import { startScheduledDelivery } from './actions/scheduled-messages';
@@ -38,8 +38,9 @@ const COMMANDS: Record<string, Command> = {
     summary: 'run the server',
     usage:
       'parley serve [--data-dir DIR|:memory:] [--host HOST] [--port PORT] [--external-url URL] [--no-rate-limits] [--synchronous normal|full]\n' +
-      '             [--demo] [--ready-file PATH]\n' +
-      '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS',
+      '             [--demo] [--ready-file PATH] [--log-level error|warn|info|debug] [--log-format text|json] [--metrics]\n' +
+      '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS,\n' +
+      '       PARLEY_LOG_LEVEL, PARLEY_LOG_FORMAT, PARLEY_METRICS=on, PARLEY_METRICS_TOKEN',
     options: {
       ...dataDirOption,
       host: { type: 'string' },
@@ -49,6 +50,9 @@ const COMMANDS: Record<string, Command> = {
       synchronous: { type: 'string' },
       demo: { type: 'boolean' },
       'ready-file': { type: 'string' },
+      'log-level': { type: 'string' },
+      'log-format': { type: 'string' },
+      metrics: { type: 'boolean' },
     },
     run: serve,
   },
@@ -165,6 +169,9 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     if (values.synchronous !== 'normal' && values.synchronous !== 'full') throw new UsageError('--synchronous must be normal or full');
     config.synchronous = values.synchronous;
   }
+  if (typeof values['log-level'] === 'string') config.logLevel = parseLogLevel(values['log-level'], '--log-level');
+  if (typeof values['log-format'] === 'string') config.logFormat = parseLogFormat(values['log-format'], '--log-format');
+  if (values.metrics) config.metrics = true;
   const app = createApp(config);
   let readyEmails: readonly string[] = values.demo ? DEMO_USERS.map((u) => u.email) : [];
   let firstStart = false;
@@ -261,7 +268,7 @@ export async function main(argv: string[]): Promise<number> {
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     return await command.run(values as Values);
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (err instanceof UsageError || err instanceof SettingError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`parley: ${(err as Error).message}\nusage: ${command.usage}\n`);
       return 2;
     }

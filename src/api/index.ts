@@ -8,6 +8,8 @@ import { navigationViewRoutes } from './navigation-views';
 import { playgroundRoutes } from './playgrounds';
 import { savedSnippetRoutes } from './saved-snippets';
 import { eventRoutes } from './events';
+import { healthRoutes } from './health';
+import { metricsRoutes } from './metrics';
 import { inviteRoutes } from './invites';
 import { pageRoutes } from './pages';
 import { linkifierRoutes } from './linkifiers';
@@ -44,4 +46,4 @@ export const allRoutes: readonly AnyRoute[] = [
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,
   ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes,
-  ...realmRoutes, ...webRoutes];
+  ...realmRoutes, ...webRoutes, ...healthRoutes, ...metricsRoutes];

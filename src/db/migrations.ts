@@ -110,6 +110,8 @@ const STEPS: ((db: Db) => void)[] = [
   (db) => {
     rebuildTable(db, 'scheduled_message', ['scheduled_message_due', 'scheduled_message_sender']);
   },
+  // 10: GET /health proves the database takes writes with a DELETE from the empty health_probe.
+  (db) => createMissing(db, ['health_probe']),
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

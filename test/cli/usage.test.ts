@@ -20,8 +20,9 @@ parley <command> --help
 
 const SERVE_USAGE =
   'usage: parley serve [--data-dir DIR|:memory:] [--host HOST] [--port PORT] [--external-url URL] [--no-rate-limits] [--synchronous normal|full]\n' +
-  '             [--demo] [--ready-file PATH]\n' +
-  '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS\n';
+  '             [--demo] [--ready-file PATH] [--log-level error|warn|info|debug] [--log-format text|json] [--metrics]\n' +
+  '  env: PARLEY_DATA_DIR, PARLEY_HOST, PARLEY_PORT, PARLEY_EXTERNAL_URL, PARLEY_RATE_LIMITS=off, PARLEY_SYNCHRONOUS,\n' +
+  '       PARLEY_LOG_LEVEL, PARLEY_LOG_FORMAT, PARLEY_METRICS=on, PARLEY_METRICS_TOKEN\n';
 const INIT_USAGE = 'usage: parley init --data-dir DIR --realm-name NAME --email EMAIL --password PW [--full-name NAME]\n';
 
 describe('parley --version', () => {
@@ -80,6 +81,9 @@ describe('usage errors', () => {
       [['serve', '--port', 'abc'], `parley: invalid --port abc\n${SERVE_USAGE}`],
       [['serve', '--port', '70000'], `parley: invalid --port 70000\n${SERVE_USAGE}`],
       [['serve', 'extra'], `parley: unexpected argument 'extra'\n${SERVE_USAGE}`],
+      [['serve', '--log-level', 'loud'], `parley: --log-level must be one of error, warn, info, debug, got "loud"\n${SERVE_USAGE}`],
+      [['serve', '--log-format', 'xml'], `parley: --log-format must be one of text, json, got "xml"\n${SERVE_USAGE}`],
+      [['serve', '--log-level'], `parley: Option '--log-level <value>' argument missing\n${SERVE_USAGE}`],
       [['init', '--data-dir', '/nonexistent/parley-test'], `parley: --realm-name is required\n${INIT_USAGE}`],
       [['deactivate-realm'], 'parley: --data-dir is required\nusage: parley deactivate-realm --data-dir DIR\n'],
       [['backup', '--data-dir', '/nonexistent/parley-test'], 'parley: backup needs exactly one FILE\nusage: parley backup --data-dir DIR FILE\n'],
@@ -88,5 +92,19 @@ describe('usage errors', () => {
     cases.forEach(([args, stderr], i) => {
       assert.deepEqual(results[i], { code: 2, signal: null, stdout: '', stderr }, args.join(' '));
     });
+  });
+
+  it('refuses a bad PARLEY_LOG_LEVEL or PARLEY_LOG_FORMAT as a usage error (exit 2)', async () => {
+    const [level, format] = await Promise.all([
+      runCli(['serve', '--port', '0'], { env: { PARLEY_LOG_LEVEL: 'verbose', PARLEY_DATA_DIR: ':memory:' } }),
+      runCli(['serve', '--port', '0'], { env: { PARLEY_LOG_FORMAT: 'JSON', PARLEY_DATA_DIR: ':memory:' } }),
+    ]);
+    assert.deepEqual(level, {
+      code: 2,
+      signal: null,
+      stdout: '',
+      stderr: `parley: PARLEY_LOG_LEVEL must be one of error, warn, info, debug, got "verbose"\n${SERVE_USAGE}`,
+    });
+    assert.deepEqual(format, { code: 2, signal: null, stdout: '', stderr: `parley: PARLEY_LOG_FORMAT must be one of text, json, got "JSON"\n${SERVE_USAGE}` });
   });
 });
