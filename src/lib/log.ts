@@ -24,7 +24,8 @@ export interface RequestLine {
   status: number;
   durationMs: number;
   userId: number | null;
-  ip: string;
+  /** The client's address; null when not read (an authenticated success, or a client gone). */
+  ip: string | null;
 }
 
 /** Fields of a non-request line; `err` adds its stack (once). */
@@ -80,6 +81,13 @@ function textValue(v: unknown): string {
 const PLAIN = /^[\u0020\u0021\u0023-\u005b\u005d-\u007e]*$/;
 const jsonString = (s: string): string => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s));
 
+/** Milliseconds with two decimals ("1.05"), from integers: printing a double is slow in V8. */
+function formatMs(ms: number): string {
+  const h = Math.round(ms * 100);
+  const frac = h % 100;
+  return `${(h - frac) / 100}.${frac < 10 ? '0' : ''}${frac}`;
+}
+
 function stackOf(err: unknown): string {
   if (err instanceof Error) return err.stack ?? `${err.name}: ${err.message}`;
   return String(err);
@@ -91,10 +99,12 @@ export class Logger {
   readonly requests: boolean;
   private readonly prefix = crypto.randomBytes(4).toString('hex');
   private counter = 0;
-  // The timestamp text, made once per millisecond: under load many lines share one (toISOString
-  // was most of a line's cost).
+  // The timestamp text: toISOString was most of a line's cost, so it runs once a second and the
+  // milliseconds are appended; under load many lines share one millisecond's text too.
   private lastMs = 0;
   private lastTime = '';
+  private lastSecond = -1;
+  private secondPrefix = '';
 
   constructor(
     readonly level: LogLevel,
@@ -114,7 +124,13 @@ export class Logger {
     const now = Date.now();
     if (now !== this.lastMs) {
       this.lastMs = now;
-      this.lastTime = new Date(now).toISOString();
+      const ms = now % 1000;
+      const second = now - ms;
+      if (second !== this.lastSecond) {
+        this.lastSecond = second;
+        this.secondPrefix = new Date(second).toISOString().slice(0, 20); // "2026-11-26T06:29:30."
+      }
+      this.lastTime = `${this.secondPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
     }
     return this.lastTime;
   }
@@ -126,16 +142,16 @@ export class Logger {
   request(r: RequestLine): void {
     if (!this.requests) return;
     const time = this.time();
-    const ms = Math.round(r.durationMs * 100) / 100;
+    const ms = formatMs(r.durationMs);
     if (this.format === 'json') {
       this.sink!(
         `{"time":"${time}","level":"info","msg":"request","request_id":"${r.id}","method":${jsonString(r.method)},` +
-          `"path":${jsonString(r.path)},"status":${r.status},"duration_ms":${ms},"user_id":${r.userId ?? 'null'},"ip":${jsonString(r.ip)}}\n`,
+          `"path":${jsonString(r.path)},"status":${r.status},"duration_ms":${ms},"user_id":${r.userId ?? 'null'},"ip":${r.ip === null ? 'null' : jsonString(r.ip)}}\n`,
       );
     } else {
       // Fixed order, space separated, like an access log: time level ip user method path status duration id.
       this.sink!(
-        `${time} info ${textValue(r.ip)} user=${r.userId ?? '-'} ${textValue(r.method)} ${textValue(r.path)} ${r.status} ${ms}ms id=${r.id}\n`,
+        `${time} info ${r.ip === null ? '-' : textValue(r.ip)} user=${r.userId ?? '-'} ${textValue(r.method)} ${textValue(r.path)} ${r.status} ${ms}ms id=${r.id}\n`,
       );
     }
   }

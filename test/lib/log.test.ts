@@ -10,22 +10,24 @@ describe('Logger', () => {
     const out: string[] = [];
     const log = new Logger('info', 'json', (l) => out.push(l));
     log.request(request);
-    log.request({ ...request, path: '/a"b\\c\n\u0000é', ip: '', userId: null, status: 499 });
+    log.request({ ...request, path: '/a"b\\c\n\u0000é', ip: null, userId: null, status: 499, durationMs: 12.3 });
     assert.equal(out.length, 2);
     for (const l of out) assert.equal(l.indexOf('\n'), l.length - 1);
     const [a, b] = out.map((l) => JSON.parse(l));
     assert.match(a.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.deepEqual({ ...a, time: 'T' }, { time: 'T', level: 'info', msg: 'request', request_id: 'abcd0123-1', method: 'GET', path: '/p', status: 200, duration_ms: 1.23, user_id: 8, ip: '127.0.0.1' });
-    assert.deepEqual({ ...b, time: 'T' }, { time: 'T', level: 'info', msg: 'request', request_id: 'abcd0123-1', method: 'GET', path: '/a"b\\c\n\u0000é', status: 499, duration_ms: 1.23, user_id: null, ip: '' });
+    assert.deepEqual({ ...b, time: 'T' }, { time: 'T', level: 'info', msg: 'request', request_id: 'abcd0123-1', method: 'GET', path: '/a"b\\c\n\u0000é', status: 499, duration_ms: 12.3, user_id: null, ip: null });
   });
 
   it('writes a request as one text line, quoting values with spaces, quotes or control characters', () => {
     const out: string[] = [];
     const log = new Logger('debug', 'text', (l) => out.push(l));
     log.request(request);
-    log.request({ ...request, path: '/a b"\n', ip: '', userId: null });
+    log.request({ ...request, path: '/a b"\n', ip: '', userId: null, durationMs: 0.004 });
+    log.request({ ...request, ip: null, durationMs: 1234.5 });
     assert.match(out[0], /^\S+Z info 127\.0\.0\.1 user=8 GET \/p 200 1\.23ms id=abcd0123-1\n$/);
-    assert.match(out[1], /^\S+Z info "" user=- GET "\/a b\\"\\n" 200 1\.23ms id=abcd0123-1\n$/);
+    assert.match(out[1], /^\S+Z info "" user=- GET "\/a b\\"\\n" 200 0\.00ms id=abcd0123-1\n$/);
+    assert.match(out[2], /^\S+Z info - user=8 GET \/p 200 1234\.50ms id=abcd0123-1\n$/);
   });
 
   it('writes other lines with their fields, and an error stack once on indented lines', () => {
