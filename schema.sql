@@ -753,3 +753,9 @@ CREATE TABLE navigation_view (
   name       TEXT
 );
 CREATE UNIQUE INDEX navigation_view_user_fragment ON navigation_view(user_id, fragment);
+
+-- Always empty: GET /health deletes from it, a statement that changes nothing but must take the
+-- write lock, which proves the database takes writes (not read-only, not locked by another writer).
+CREATE TABLE health_probe (
+  id  INTEGER PRIMARY KEY
+);

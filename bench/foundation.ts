@@ -4,8 +4,11 @@
 //  (b) dist/parley start (exec of `serve --port 0` on an initialised data dir) to first answered
 //      request, median of 20 runs. Target: < 200 ms.
 //  (c) idle resident memory (VmRSS) of the started server. Target: < 60 MB.
+//  (d) the request log's cost: GET /users/me throughput with the log on (level info, text and json)
+//      and off (level warn), rounds alternating, median of each. Target: on costs <= 5 %.
 // Options: --duration S (10) --connections N (50) --threads N (wrk threads) --runs N (20)
-//          --client wrk|node (wrk when installed) --binary PATH (dist/parley) --parts abc (which to run)
+//          --client wrk|node (wrk when installed) --binary PATH (dist/parley) --parts abcd (which to run)
+//          --rounds N (3: rounds of part d)
 // Everything binds 127.0.0.1; data and the extracted addons live in a temp dir removed at the end.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,7 +29,8 @@ const { values: opt } = parseArgs({
     runs: { type: 'string', default: '20' },
     client: { type: 'string' },
     binary: { type: 'string', default: path.join(ROOT, 'dist', 'parley') },
-    parts: { type: 'string', default: 'abc' },
+    parts: { type: 'string', default: 'abcd' },
+    rounds: { type: 'string', default: '3' },
   },
 });
 const DURATION = Number(opt.duration);
@@ -53,7 +57,8 @@ function startProc(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Pr
   const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stderr!.on('data', (d) => (err += d));
+  // Only the end is kept (for an error message): a server logging each request writes megabytes.
+  child.stderr!.on('data', (d) => (err = (err + d).slice(-4096)));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (d) => {
@@ -239,6 +244,55 @@ async function throughput(ctx: Ctx): Promise<void> {
   console.log(`  Parley RSS after the load: ${mb(afterLoad.rss)} (peak ${mb(afterLoad.hwm)})`);
 }
 
+// (d) The request log's cost: the same server command with the log off (level warn) and on (level
+// info; text and json), one server at a time, rounds alternating so drifts in machine load hit all.
+// Stderr is a pipe the benchmark reads, as journald reads a service's.
+async function logCost(ctx: Ctx): Promise<void> {
+  const rounds = Number(opt.rounds);
+  const modes = [
+    { name: 'log off (--log-level warn)', env: { PARLEY_LOG_LEVEL: 'warn' } },
+    { name: 'log on (info, text)', env: { PARLEY_LOG_LEVEL: 'info', PARLEY_LOG_FORMAT: 'text' } },
+    { name: 'log on (info, json)', env: { PARLEY_LOG_LEVEL: 'info', PARLEY_LOG_FORMAT: 'json' } },
+  ];
+  console.log(`\n(d) request log cost: GET /api/v1/users/me, ${CONNECTIONS} connections, ${DURATION} s per run, ${rounds} alternating rounds`);
+  const rates: number[][] = modes.map(() => []);
+  // The server's CPU time per request: on a machine shared with other work the rate follows the CPU
+  // share the server gets, while its CPU cost per request does not.
+  const cpuPerRequest: number[][] = modes.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    // Each round starts with another mode, so that no mode always runs first (or last).
+    for (let k = 0; k < modes.length; k++) {
+      const i = (round + k) % modes.length;
+      const mode = modes[i];
+      const p = await startProc(BINARY, ctx.serveArgs, { ...ctx.env, ...mode.env });
+      ctx.procs.push(p);
+      const meUrl = p.url + '/api/v1/users/me';
+      if ((await get(meUrl, ctx.auth)) !== 200) throw new Error('GET /users/me did not answer 200');
+      await ctx.load(meUrl, ctx.auth, 2);
+      const r = await withCpu(p.child.pid!, () => ctx.load(meUrl, ctx.auth, DURATION));
+      rates[i].push(r.rps);
+      const us = (r.cpu * DURATION * 1e6) / r.requests;
+      cpuPerRequest[i].push(us);
+      console.log(
+        `  round ${round + 1} ${mode.name.padEnd(28)} ${r.rps.toFixed(0).padStart(8)} req/s   server CPU ${(r.cpu * 100).toFixed(0)} %   ${us.toFixed(2)} µs CPU/request`,
+      );
+      await p.stop();
+    }
+  }
+  const off = median(rates[0]);
+  const offUs = median(cpuPerRequest[0]);
+  for (const [i, mode] of modes.entries()) {
+    const med = median(rates[i]);
+    const us = median(cpuPerRequest[i]);
+    const cost =
+      i === 0
+        ? ''
+        : `   throughput cost ${(((off - med) / off) * 100).toFixed(1)} % (target <= 5 %): ${(off - med) / off <= 0.05 ? 'PASS' : 'FAIL'}` +
+          `; CPU per request +${(((us - offUs) / offUs) * 100).toFixed(1)} %`;
+    console.log(`  median ${mode.name.padEnd(28)} ${med.toFixed(0).padStart(8)} req/s   ${us.toFixed(2)} µs CPU/request${cost}`);
+  }
+}
+
 // (b) Start to first answered request (the first start extracts the addons into an empty cache dir),
 // then (c) the idle memory of the last start.
 async function startAndMemory(ctx: Ctx): Promise<void> {
@@ -323,6 +377,7 @@ async function main(): Promise<void> {
     };
     if (opt.parts!.includes('a')) await throughput(ctx);
     if (opt.parts!.includes('b') || opt.parts!.includes('c')) await startAndMemory(ctx);
+    if (opt.parts!.includes('d')) await logCost(ctx);
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
     fs.rmSync(work, { recursive: true, force: true });

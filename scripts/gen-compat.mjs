@@ -21,6 +21,8 @@ export const shape = (p) => p.replace(/^\/api\/v1(?=\/)/, '').replace(/\{[^}]*\}
 // Why a route exists that Zulip 10.2's list lacks (first matching prefix wins).
 const PARLEY_ONLY_NOTES = [
   [/^\/(login|logout|welcome|join|accounts)\b/, 'web pages (sign-in, invitations, email confirmation), not REST API'],
+  [/^\/health$/, 'readiness check for supervisors (Zulip serves GET /health too, outside its REST API)'],
+  [/^\/metrics$/, 'Prometheus metrics (off by default)'],
   [/^\/user_uploads\/(download|temporary)\b/, 'file downloads as Zulip serves them (the REST list only has the temporary-URL endpoint)'],
   [/^\/channels\/create\b/, 'Zulip 11 (feature level 315+): create a channel'],
   [/^\/channel_folders\b/, 'Zulip 11: channel folders'],

@@ -10,6 +10,8 @@ import { EventBus } from './events/bus';
 import { QueueRegistry } from './events/registry';
 import { systemClock, type Clock } from './lib/clock';
 import { findRealm } from './lib/realm';
+import { Logger, stderrSink, type LogSink } from './lib/log';
+import { ServerMetrics } from './lib/metrics';
 
 export interface App {
   readonly config: Config;
@@ -21,6 +23,10 @@ export interface App {
   /** The in-memory event queues (POST /register, GET /events). */
   readonly queues: QueueRegistry;
   readonly clock: Clock;
+  /** The request log and server errors (level and format from the config). */
+  readonly log: Logger;
+  /** Prometheus metrics; null unless the metrics setting is on. */
+  readonly metrics: ServerMetrics | null;
   /** DATA_DIR/uploads (or a temporary folder for an in-memory database). */
   readonly uploadsDir: string;
   /** Base URL used in links (realm_url, emails): the external URL, or the bound address once listening. */
@@ -35,8 +41,11 @@ export interface App {
   close(): void;
 }
 
-/** Builds an App over `config.dataDir` (opening and migrating its database). */
-export function createApp(config: Config, opts: { clock?: Clock } = {}): App {
+/**
+ * Builds an App over `config.dataDir` (opening and migrating its database). `logSink` receives the log
+ * lines (stderr, buffered, unless given; null writes nothing).
+ */
+export function createApp(config: Config, opts: { clock?: Clock; logSink?: LogSink | null } = {}): App {
   const inMemory = config.dataDir === ':memory:';
   const dbFile = inMemory ? ':memory:' : path.join(config.dataDir, 'parley.db');
   const db = openDatabase(dbFile, { synchronous: config.synchronous });
@@ -53,6 +62,8 @@ export function createApp(config: Config, opts: { clock?: Clock } = {}): App {
   queues.start();
   // Parked long-polls are answered at once so the server can stop without waiting for heartbeats.
   shutdownHooks.push(() => queues.stop());
+  const metrics = config.metrics ? new ServerMetrics({ db, dbFile: inMemory ? '' : dbFile, events, queues }) : null;
+  if (metrics) shutdownHooks.push(() => metrics.close());
   return {
     config,
     db,
@@ -61,6 +72,8 @@ export function createApp(config: Config, opts: { clock?: Clock } = {}): App {
     queues,
     limits: new RateLimiter(config.rateLimits, config.rateLimitRules),
     clock,
+    log: new Logger(config.logLevel, config.logFormat, opts.logSink === undefined ? stderrSink : opts.logSink),
+    metrics,
     uploadsDir,
     publicUrl: config.externalUrl ?? boundUrl(config),
     realmId() {

@@ -5,6 +5,7 @@ import type { SyncLevel } from './db/open';
 import { chooseConfigFile, readConfigFile } from './config-file';
 import { parseTrustedProxies } from './http/client-address';
 import { parseRule, type RuleSet } from './http/ratelimit';
+import type { LogFormat, LogLevel } from './lib/log';
 import { defaults, valuesFromEnv, type Values } from './settings';
 
 export interface Config {
@@ -39,8 +40,14 @@ export interface Config {
   /** Topic deletion: messages per batch, and the time after which it answers complete: false. */
   deleteTopicBatchSize: number;
   deleteTopicBudgetMs: number;
-  /** Log each request to stderr. */
-  logRequests: boolean;
+  /** Least severe log lines written to stderr: error, warn, info (one line per request) or debug. */
+  logLevel: LogLevel;
+  /** Log lines as text (for people) or JSON (one object per line, for machines). */
+  logFormat: LogFormat;
+  /** Serve GET /metrics (Prometheus text format). */
+  metrics: boolean;
+  /** When set, /metrics wants `Authorization: Bearer <token>`; when not, only loopback clients get it. */
+  metricsToken: string | null;
   /** Outgoing mail server (smtp:// or smtps:// URL); null writes emails to DATA_DIR/outbox/. */
   smtpUrl: string | null;
   /** Sender of outgoing email; null: Parley <noreply@HOST of the public URL>. */
@@ -119,7 +126,11 @@ export function configFromValues(v: Values): Config {
     pushService: pushUrl ? { url: pushUrl, token: str('push_token') ?? undefined } : null,
     deleteTopicBatchSize: num('delete_topic_batch_size'),
     deleteTopicBudgetMs: num('delete_topic_budget_ms'),
-    logRequests: bool('log_requests'),
+    // log_requests = false (the old PARLEY_LOG_REQUESTS=0) keeps the request lines out: warn at most.
+    logLevel: bool('log_requests') || v.log_level === 'error' || v.log_level === 'warn' ? (v.log_level as LogLevel) : 'warn',
+    logFormat: v.log_format as LogFormat,
+    metrics: bool('metrics'),
+    metricsToken: str('metrics_token'),
     smtpUrl: str('smtp_url'),
     emailFrom: str('email_from'),
     cacheDir: str('cache_dir'),

@@ -1,5 +1,6 @@
 // The one place that loads the heavy, rarely needed dependencies: KaTeX and markdown-it (rendering
-// Markdown), libsodium (push encryption), nodemailer (SMTP), re2js (linkifier patterns, 0.26 MB).
+// Markdown), libsodium (push encryption), nodemailer (SMTP), re2js (linkifier patterns, 0.26 MB),
+// prom-client (GET /metrics, off by default).
 // The first four were 2.8 of the bundle's 3.6 MB; even when only required inside functions, a bundle
 // that contains them costs start time (parsing, code cache) and idle memory. So build.mjs bundles
 // each into its own chunk, evaluated on first use: dist/lazy/NAME.cjs next to dist/parley.cjs, and the
@@ -12,6 +13,7 @@ import type MarkdownIt from 'markdown-it';
 import type Sodium from 'libsodium-wrappers';
 import type Nodemailer from 'nodemailer';
 import type * as Re2js from 're2js';
+import type * as PromClient from 'prom-client';
 import { seaModule } from './native';
 
 /** The chunks build.mjs makes: chunk name → the package it bundles (and the bundle keeps external). */
@@ -21,6 +23,7 @@ export const LAZY_CHUNKS = {
   sodium: 'libsodium-wrappers',
   nodemailer: 'nodemailer',
   re2js: 're2js',
+  'prom-client': 'prom-client',
 } as const;
 
 export type ChunkName = keyof typeof LAZY_CHUNKS;
@@ -86,3 +89,7 @@ export const loadNodemailer = (): typeof Nodemailer =>
 /** re2js: RE2 (linear-time regular expressions) for linkifier patterns (src/lib/re2.ts). */
 export const loadRe2js = (): typeof Re2js =>
   once('re2js', () => (typeof PARLEY_LAZY_CHUNKS === 'undefined' ? require('re2js') : loadChunk('re2js'))) as typeof Re2js;
+
+/** prom-client (only with metrics on: src/lib/metrics.ts). */
+export const loadPromClient = (): typeof PromClient =>
+  once('prom-client', () => (typeof PARLEY_LAZY_CHUNKS === 'undefined' ? require('prom-client') : loadChunk('prom-client'))) as typeof PromClient;

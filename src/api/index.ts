@@ -9,6 +9,8 @@ import { navigationViewRoutes } from './navigation-views';
 import { playgroundRoutes } from './playgrounds';
 import { savedSnippetRoutes } from './saved-snippets';
 import { eventRoutes } from './events';
+import { healthRoutes } from './health';
+import { metricsRoutes } from './metrics';
 import { inviteRoutes } from './invites';
 import { pageRoutes } from './pages';
 import { linkifierRoutes } from './linkifiers';
@@ -47,4 +49,4 @@ export const allRoutes: readonly AnyRoute[] = [
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,
   ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes,
-  ...realmRoutes, ...webRoutes, ...staticFileRoutes, ...avatarRoutes];
+  ...realmRoutes, ...webRoutes, ...staticFileRoutes, ...avatarRoutes, ...healthRoutes, ...metricsRoutes];

@@ -170,6 +170,8 @@ const STEPS: ((db: Db) => void)[] = [
     const hasId = db.prepare("SELECT 1 FROM pragma_table_info('reaction') WHERE name = 'id'").get();
     if (!hasId) rebuildTable(db, 'reaction', ['reaction_unique']);
   },
+  // 15: GET /health proves the database takes writes with a DELETE from the empty health_probe.
+  (db) => createMissing(db, ['health_probe']),
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

@@ -170,6 +170,13 @@ export class QueueRegistry {
     return this.queues.size;
   }
 
+  /** Number of GET /events polls waiting now (metrics; walks the queues). */
+  parkedCount(): number {
+    let n = 0;
+    for (const q of this.queues.values()) if (q.parked) n++;
+    return n;
+  }
+
   /** Milliseconds a poll waits before its heartbeat: the configured interval plus up to 10% jitter (at most 5 s), so parked polls do not all wake together. */
   heartbeatMs(): number {
     const base = this.deps.config.heartbeatSeconds * 1000;

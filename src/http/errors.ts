@@ -45,7 +45,8 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'PAYLOAD_TOO_LARGE'
-  | 'INTERNAL_SERVER_ERROR';
+  | 'INTERNAL_SERVER_ERROR'
+  | 'SERVER_NOT_READY';
 
 export interface ErrorOptions {
   code?: ErrorCode;
@@ -191,6 +192,13 @@ export const errors = {
   validationFailure: (fieldErrors: Record<string, string[]>) =>
     new JsonableError('{message}', { vars: { message: Object.values(fieldErrors)[0][0] }, data: { errors: fieldErrors } }),
   internal: () => new JsonableError('Internal server error', { code: 'INTERNAL_SERVER_ERROR', status: 500 }),
+  /**
+   * GET /health when the database cannot be read or written: Zulip's ServerNotReadyError (its code; the
+   * texts name SQLite's failure rather than postgresql's), answered 503 so supervisors retry. `data`
+   * carries the health body's fields.
+   */
+  serverNotReady: (template: string, data: Record<string, unknown>) =>
+    new JsonableError(template, { code: 'SERVER_NOT_READY', status: 503, data }),
   realmUploadQuota: () =>
     new JsonableError("Upload would exceed your organization's upload quota.", { code: 'REALM_UPLOAD_QUOTA' }),
   pushServiceNotConfigured: () =>

@@ -117,6 +117,12 @@ export interface RouteDef<S extends ParamSpec, U> {
   files?: boolean;
   /** Don't parse the body: hand it to the handler as `ctx.body` (tus PATCH). Parameters come from the query only. */
   rawBody?: boolean;
+  /**
+   * An operator's endpoint (GET /health, GET /metrics): never rate limited, and run outside the turn's
+   * write batch, so it answers (503) even when the database cannot open a transaction, and its reply
+   * never waits for other requests' commit.
+   */
+  operational?: boolean;
   /** Extra headers for the automatic OPTIONS answer on this path (tus discovery). */
   optionsHeaders?: (app: App) => Record<string, string>;
   handle(ctx: Ctx<ParsedParams<S>, U>): HandlerResult | Promise<HandlerResult>;

@@ -74,6 +74,12 @@ class Pending {
   peer: string | null = null;
   aborted = false;
   done = false;
+  /** The status written (0 until a reply goes out; logged as 499 if the client leaves first). */
+  status = 0;
+  /** The authenticated user, for the request log. */
+  userId: number | null = null;
+  /** An operational route (health, metrics): no rate limit, no write batch. */
+  operational = false;
   tempFiles: string[] = [];
   /** Headers every reply to this request carries (rate-limit state). */
   extraHeaders: Record<string, string> = NO_HEADERS;
@@ -93,6 +99,10 @@ class Pending {
     readonly method: string,
     readonly url: string,
     readonly query: string,
+    /** The request id: in the X-Request-Id header of the reply and in every log line about it. */
+    readonly id: string,
+    /** performance.now() when the request arrived. */
+    readonly start: number,
     private readonly proxies: TrustedProxies | null,
   ) {}
 
@@ -159,6 +169,53 @@ class RequestCtx implements Ctx<Record<string, unknown>, UserRow | null> {
 /** Upper-case methods by what the client sent (skips a toUpperCase per request for the usual ones). */
 const METHOD_NAMES = new Map(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'].map((m) => [m, m]));
 
+/** A path parameter whose value is a credential (invitation keys, confirmation keys, temporary tokens). */
+const SECRET_PARAM = /\{(?:\w*_)?(?:key|token|secret|password)\b[^}]*\}/i;
+
+/**
+ * The static starts of every route path that carries a credential (`/join/` of `/join/{key}`): a
+ * request path beginning with one is logged with the rest redacted, whether or not a route matched.
+ */
+function secretPrefixes(routes: readonly AnyRoute[]): string[] {
+  const prefixes = new Set<string>();
+  for (const r of routes) {
+    const m = SECRET_PARAM.exec(r.path);
+    if (m) prefixes.add(r.path.slice(0, m.index));
+  }
+  return [...prefixes];
+}
+
+const MAX_LOGGED_PATH = 512;
+const MAX_LOGGED_QUERY_NAMES = 20;
+
+/**
+ * The path as the request log shows it: a credential in the path redacted, and of the query string
+ * only the parameter names (values carry API keys, passwords and tokens: none is ever logged).
+ */
+function loggedPath(url: string, query: string, secrets: readonly string[], scanApi: boolean): string {
+  let out = url;
+  // Usually no credential-carrying path is under /api/ (scanApi says): the hot paths skip the scan.
+  if (scanApi || !url.startsWith('/api/')) {
+    for (const prefix of secrets) {
+      if (url.startsWith(prefix)) {
+        out = `${prefix}[redacted]`;
+        break;
+      }
+    }
+  }
+  if (out.length > MAX_LOGGED_PATH) out = `${out.slice(0, MAX_LOGGED_PATH)}...`;
+  if (query !== '') {
+    const names: string[] = [];
+    for (const pair of query.split('&', MAX_LOGGED_QUERY_NAMES)) {
+      const eq = pair.indexOf('=');
+      const name = (eq === -1 ? pair : pair.slice(0, eq)).slice(0, 64);
+      if (name !== '') names.push(name);
+    }
+    if (names.length > 0) out += `?${names.join('&')}`;
+  }
+  return out;
+}
+
 export interface Server {
   readonly port: number;
   readonly url: string;
@@ -191,7 +248,20 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
   const uws = loadUws();
   const record = recorderFromEnv(); // null unless PARLEY_RECORD_RESPONSES is set
   const router = new Router<AnyRoute>();
-  for (const r of [...routes, ...jsonRoutes(routes)]) router.add(r.method, r.path, r);
+  const served = [...routes, ...jsonRoutes(routes)];
+  for (const r of served) router.add(r.method, r.path, r);
+  const secrets = secretPrefixes(served);
+  const scanApi = secrets.some((s) => s.startsWith('/api/'));
+  const log = app.log;
+  const metrics = app.metrics;
+  // The client address costs a getpeername() system call per read in uWS (2-3 µs here, a fifth of a
+  // GET /users/me), so the log reads it only where it matters: anonymous requests (the rate limiter
+  // has usually read it already) and failures. An authenticated success is identified by its user.
+  // It must be read before the reply is written: uWS no longer answers for the response after that.
+  const logRequests = log.requests;
+  const notePeer = (p: Pending, status: number) => {
+    if (p.peer === null && !p.aborted && (p.userId === null || status >= 400)) void p.ip;
+  };
   const proxies = trustedProxySet(app.config.trustedProxies);
   const tlsFiles =
     app.config.tlsCert && app.config.tlsKey ? { cert: app.config.tlsCert, key: app.config.tlsKey, passphrase: app.config.tlsKeyPassphrase } : null;
@@ -209,7 +279,7 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
 
   const onRequest = (res: HttpResponse, req: HttpRequest) => {
     const sent = req.getCaseSensitiveMethod();
-    const p = new Pending(res, METHOD_NAMES.get(sent) ?? sent.toUpperCase(), req.getUrl(), req.getQuery() ?? '', proxies);
+    const p = new Pending(res, METHOD_NAMES.get(sent) ?? sent.toUpperCase(), req.getUrl(), req.getQuery() ?? '', log.nextRequestId(), performance.now(), proxies);
     const headers = p.headers;
     req.forEach((k, v) => {
       headers[k] = k in headers ? `${headers[k]}, ${v}` : v;
@@ -253,6 +323,14 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
     p.done = true;
     for (const f of p.tempFiles) fs.rm(f, { force: true }, () => undefined);
     settle();
+    if (log.requests || metrics) {
+      const ms = performance.now() - p.start;
+      const status = p.status === 0 ? 499 : p.status;
+      metrics?.observe(p.method, p.route ?? null, status, ms / 1000);
+      if (log.requests) {
+        log.request({ id: p.id, method: p.method, path: loggedPath(p.url, p.query, secrets, scanApi), status, durationMs: ms, userId: p.userId, ip: p.peer || null });
+      }
+    }
   }
 
   // The reply being written, for corked() (uWS runs a cork callback synchronously, so module-level
@@ -265,6 +343,7 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
   const corked = () => {
     const { res, extraHeaders } = wP;
     res.writeStatus(statusLine(wStatus));
+    res.writeHeader('X-Request-Id', wP.id);
     if (extraHeaders !== NO_HEADERS) for (const k in extraHeaders) if (!(k in wHeaders)) res.writeHeader(k, extraHeaders[k]);
     for (const k in wHeaders) res.writeHeader(k, wHeaders[k]);
     // 204 and 304 have no body and must not announce a Content-Length (RFC 9110 §8.6).
@@ -277,6 +356,8 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
   function write(p: Pending, status: number, headers: Record<string, string>, body: string | Buffer, close = false): void {
     if (p.aborted || p.done) return;
     close ||= p.bodyUnread === true;
+    p.status = status;
+    if (logRequests) notePeer(p, status);
     if (record && p.route && typeof body === 'string') record(p.method, p.route, status, body);
     wP = p;
     wStatus = status;
@@ -293,7 +374,7 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
 
   /** Writes the reply once this turn's writes are committed (a failed commit becomes a 500). */
   function reply(p: Pending, status: number, headers: Record<string, string>, body: string | Buffer, close = false): void {
-    if (!app.batch.mustWait) {
+    if (!app.batch.mustWait || p.operational) {
       write(p, status, headers, body, close);
       return;
     }
@@ -307,7 +388,8 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
     let e: JsonableError;
     if (err instanceof JsonableError) e = p.session ? withSessionChallenge(err) : err;
     else {
-      console.error(`parley: unexpected error in ${p.method} ${p.url}`, err);
+      // The one place a server error's stack is logged, with the id the client sees in X-Request-Id.
+      log.error('unexpected error', { request_id: p.id, method: p.method, path: loggedPath(p.url, p.query, secrets, scanApi), err });
       e = errors.internal();
     }
     const body = {
@@ -334,7 +416,8 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
     if (match.kind === 'method') throw errors.methodNotAllowed(match.allowed);
     const route = match.handler;
     p.route = apiPattern(route.path);
-    app.batch.begin();
+    p.operational = route.operational === true;
+    if (!p.operational) app.batch.begin();
 
     // Authenticate from the headers before reading a possibly large body.
     let user: UserRow | null = null;
@@ -351,9 +434,10 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
         user = authenticateBasic(app, p.headers.authorization);
       }
     }
+    if (user) p.userId = user.id;
 
     // Per user once authenticated, per address otherwise (Zulip's api_by_user / api_by_ip).
-    if (app.limits.enabled) {
+    if (app.limits.enabled && !p.operational) {
       const d = user
         ? app.limits.hit(`user:${user.id}`, app.limits.rules.apiByUser, app.clock.nowMs())
         : app.limits.hit(`ip:${p.ip}`, app.limits.rules.apiByIp, app.clock.nowMs());
@@ -416,7 +500,9 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
    */
   function sendFile(p: Pending, r: FileReply): void {
     if (p.aborted || p.done) return;
-    const headers = { ...p.extraHeaders, ...r.headers };
+    const headers = { ...p.extraHeaders, ...r.headers, 'X-Request-Id': p.id };
+    p.status = r.status;
+    if (logRequests) notePeer(p, r.status);
     let headWritten = false;
     const writeHead = () => {
       headWritten = true;
@@ -432,7 +518,7 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
         });
       } catch (err) {
         // A head uWS refuses (a bug of ours): the connection is closed rather than left hanging.
-        console.error('parley: writing a file reply failed', err);
+        log.error('writing a file reply failed', { request_id: p.id, err });
         p.res.close();
       }
       finish(p);
@@ -447,7 +533,7 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
     const fail = (err: unknown) => {
       release();
       if (p.aborted || p.done) return;
-      console.error('parley: streaming a file failed', err);
+      log.error('streaming a file failed', { request_id: p.id, err });
       if (!headWritten) write(p, 500, JSON_HEADERS, JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' }));
       else {
         p.res.close();
@@ -619,7 +705,7 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
   ): void {
     for (const f of files) if (!p.tempFiles.includes(f.path)) p.tempFiles.push(f.path);
     try {
-      app.batch.begin(); // a body may arrive in a later turn: its reads join that turn's transaction
+      if (!p.operational) app.batch.begin(); // a body may arrive in a later turn: its reads join that turn's transaction
       const { values, used } = readParams(route.params, form);
       const ctx = new RequestCtx(app, user, values, pathParams, files, body, p);
       const result = route.handle(ctx);

@@ -105,7 +105,7 @@ describe('dist/parley (single executable)', () => {
     const creds = JSON.parse(init.stdout);
     assert.ok(fs.existsSync(path.join(dir, 'd', 'parley.db')));
 
-    const server = await startServe(['--data-dir', 'd', '--port', '0'], opts);
+    const server = await startServe(['--data-dir', 'd', '--port', '0', '--log-level', 'warn'], opts);
     try {
       const me = await apiCall(server.url, { email: 'a@b.co', apiKey: creds.api_key }, 'GET', '/users/me');
       assert.equal(me.status, 200, me.text);
@@ -137,7 +137,7 @@ describe('dist/parley (single executable)', () => {
       const init = await runCli(['init', '--data-dir', 'd', '--realm-name', 'X', '--email', 'a@b.co', '--password', 'secret123'], opts);
       assert.equal(init.code, 0, init.stderr);
       const auth = { email: 'a@b.co', apiKey: JSON.parse(init.stdout).api_key as string };
-      const server = await startServe(['--data-dir', 'd', '--port', '0'], opts);
+      const server = await startServe(['--data-dir', 'd', '--port', '0', '--log-level', 'warn'], opts);
       try {
         // markdown-it and KaTeX.
         const sent = await apiCall(server.url, auth, 'POST', '/messages', { type: 'direct', to: '[1]', content: 'Math: $$x^2$$ and **bold**' });

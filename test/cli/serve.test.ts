@@ -68,7 +68,13 @@ describe('parley serve', () => {
       assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null });
       assert.ok(exit.ms < 2000, `took ${exit.ms} ms to exit`);
       assert.equal(server.stdout(), `listening on ${server.url}\n`);
-      assert.equal(server.stderr(), '');
+      // The request log, on by default: one text line per request, with the user when authenticated
+      // (and then no address: reading it costs a system call) and the address otherwise.
+      const lines = server.stderr().split('\n');
+      assert.equal(lines.length, 3, server.stderr());
+      assert.match(lines[0], new RegExp(`^\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z info - user=${creds.user_id} GET /api/v1/users/me 200 [\\d.]+ms id=[0-9a-f]{8}-1$`));
+      assert.match(lines[1], /^\S+Z info 127\.0\.0\.1 user=- GET \/api\/v1\/users\/me 401 [\d.]+ms id=[0-9a-f]{8}-2$/);
+      assert.equal(lines[2], '');
       assert.equal(await refused(port), true, 'the port is closed after exit');
     } finally {
       await server.stop('SIGKILL');
@@ -134,7 +140,7 @@ describe('parley serve', () => {
 
   it('runs first-time setup on an empty data dir and prints the owner credentials once, on stderr', async () => {
     const dataDir = path.join(tmp.make(), 'fresh');
-    const first = await startServe(['--data-dir', dataDir, '--port', '0']);
+    const first = await startServe(['--data-dir', dataDir, '--port', '0', '--log-level', 'warn']);
     let creds: { email: string; apiKey: string };
     try {
       const m = /^parley: created a new organization in (.+)\nparley: owner login: (\S+) \/ password ([A-Za-z0-9]{16}) \/ API key ([A-Za-z0-9]{32})\nparley: open (\S+) in a browser and log in as the owner\n$/.exec(
@@ -166,7 +172,7 @@ describe('parley serve', () => {
       assert.equal((await first.stop()).code, 0);
     }
 
-    const second = await startServe(['--data-dir', dataDir, '--port', '0']);
+    const second = await startServe(['--data-dir', dataDir, '--port', '0', '--log-level', 'warn']);
     try {
       assert.equal((await apiCall(second.url, creds, 'GET', '/users/me')).status, 200);
     } finally {

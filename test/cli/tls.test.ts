@@ -39,7 +39,7 @@ describe('parley serve with TLS', () => {
     const key = path.join(certs, 'live.key');
     fs.copyFileSync(a.cert, cert);
     fs.copyFileSync(a.key, key);
-    const server = await startServe(['--data-dir', dataDir, '--port', '0', '--tls-cert', cert, '--tls-key', key]);
+    const server = await startServe(['--data-dir', dataDir, '--port', '0', '--tls-cert', cert, '--tls-key', key, '--log-level', 'warn']);
     try {
       assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/);
       const settings = await httpsRequest(`${server.url}/api/v1/server_settings`, { ca: [a.pem] });
@@ -81,7 +81,7 @@ describe('parley serve with TLS', () => {
 
   it('takes the pair from PARLEY_TLS_CERT and PARLEY_TLS_KEY, and prints the https address on a first start', async () => {
     const dataDir = tmp.make();
-    const server = await startServe(['--data-dir', dataDir, '--port', '0'], { env: { PARLEY_TLS_CERT: a.cert, PARLEY_TLS_KEY: a.key } });
+    const server = await startServe(['--data-dir', dataDir, '--port', '0', '--log-level', 'warn'], { env: { PARLEY_TLS_CERT: a.cert, PARLEY_TLS_KEY: a.key } });
     try {
       assert.match(server.url, /^https:\/\//);
       const res = await httpsRequest(`${server.url}/api/v1/server_settings`, { ca: [a.pem] });

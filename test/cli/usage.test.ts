@@ -85,6 +85,9 @@ describe('usage errors', () => {
       [['serve', '--rate-limits', '--no-rate-limits'], `parley: --rate-limits and --no-rate-limits contradict each other\n${SERVE_USAGE}`],
       [['serve', '--synchronous', 'off'], `parley: --synchronous must be "normal" or "full", got "off"\n${SERVE_USAGE}`],
       [['serve', 'extra'], `parley: unexpected argument 'extra'\n${SERVE_USAGE}`],
+      [['serve', '--log-level', 'loud'], `parley: --log-level must be "error" or "warn" or "info" or "debug", got "loud"\n${SERVE_USAGE}`],
+      [['serve', '--log-format', 'xml'], `parley: --log-format must be "text" or "json", got "xml"\n${SERVE_USAGE}`],
+      [['serve', '--log-level'], `parley: Option '--log-level <value>' argument missing\n${SERVE_USAGE}`],
       [['init', '--data-dir', '/nonexistent/parley-test'], `parley: --realm-name is required\n${INIT_USAGE}`],
       [
         ['deactivate-realm'],
@@ -113,5 +116,19 @@ describe('usage errors', () => {
     for (const [args, env, stderr] of cases) {
       assert.deepEqual(await runCli(args, { env }), { code: 2, signal: null, stdout: '', stderr }, args.join(' '));
     }
+  });
+
+  it('refuses a bad PARLEY_LOG_LEVEL or PARLEY_LOG_FORMAT as a usage error (exit 2)', async () => {
+    const [level, format] = await Promise.all([
+      runCli(['serve', '--port', '0'], { env: { PARLEY_LOG_LEVEL: 'verbose', PARLEY_DATA_DIR: ':memory:' } }),
+      runCli(['serve', '--port', '0'], { env: { PARLEY_LOG_FORMAT: 'JSON', PARLEY_DATA_DIR: ':memory:' } }),
+    ]);
+    assert.deepEqual(level, {
+      code: 2,
+      signal: null,
+      stdout: '',
+      stderr: 'parley: PARLEY_LOG_LEVEL must be "error" or "warn" or "info" or "debug", got "verbose"\n',
+    });
+    assert.deepEqual(format, { code: 2, signal: null, stdout: '', stderr: 'parley: PARLEY_LOG_FORMAT must be "text" or "json", got "JSON"\n' });
   });
 });

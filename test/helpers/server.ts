@@ -12,6 +12,7 @@ import type { AnyRoute } from '../../src/http/route';
 import { startServer, type Server } from '../../src/http/server';
 import { ROLE, BOT_TYPE } from '../../src/lib/roles';
 import type { Clock } from '../../src/lib/clock';
+import type { LogSink } from '../../src/lib/log';
 
 export interface TestUser {
   id: number;
@@ -88,6 +89,8 @@ export async function startTestServer(
      * channels start empty: most tests count the messages they send themselves.
      */
     channelEventsMessages?: boolean;
+    /** Receives the server's log lines (request log, server errors); without it the server logs nothing. */
+    logSink?: LogSink;
   } = {},
 ): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
@@ -97,7 +100,7 @@ export async function startTestServer(
   config.port = 0;
   config.rateLimits = false;
   opts.configure?.(config);
-  const app = createApp(config, { clock: opts.clock });
+  const app = createApp(config, { clock: opts.clock, logSink: opts.logSink ?? null });
   const { realmId, owner } = doCreateRealm(app, {
     name: 'Test Org',
     ownerEmail: 'desdemona@example.com',

@@ -1,0 +1,74 @@
+// The logger on its own: line formats (hostile values escaped, one line each), levels, request ids.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Logger, silentLogger } from '../../src/lib/log';
+
+const request = { id: 'abcd0123-1', method: 'GET', path: '/p', status: 200, durationMs: 1.23456, userId: 8, ip: '127.0.0.1' };
+
+describe('Logger', () => {
+  it('writes a request as one JSON object per line, escaping what needs it', () => {
+    const out: string[] = [];
+    const log = new Logger('info', 'json', (l) => out.push(l));
+    log.request(request);
+    log.request({ ...request, path: '/a"b\\c\n\u0000é', ip: null, userId: null, status: 499, durationMs: 12.3 });
+    assert.equal(out.length, 2);
+    for (const l of out) assert.equal(l.indexOf('\n'), l.length - 1);
+    const [a, b] = out.map((l) => JSON.parse(l));
+    assert.match(a.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.deepEqual({ ...a, time: 'T' }, { time: 'T', level: 'info', msg: 'request', request_id: 'abcd0123-1', method: 'GET', path: '/p', status: 200, duration_ms: 1.23, user_id: 8, ip: '127.0.0.1' });
+    assert.deepEqual({ ...b, time: 'T' }, { time: 'T', level: 'info', msg: 'request', request_id: 'abcd0123-1', method: 'GET', path: '/a"b\\c\n\u0000é', status: 499, duration_ms: 12.3, user_id: null, ip: null });
+  });
+
+  it('writes a request as one text line, quoting values with spaces, quotes or control characters', () => {
+    const out: string[] = [];
+    const log = new Logger('debug', 'text', (l) => out.push(l));
+    log.request(request);
+    log.request({ ...request, path: '/a b"\n', ip: '', userId: null, durationMs: 0.004 });
+    log.request({ ...request, ip: null, durationMs: 1234.5 });
+    assert.match(out[0], /^\S+Z info 127\.0\.0\.1 user=8 GET \/p 200 1\.23ms id=abcd0123-1\n$/);
+    assert.match(out[1], /^\S+Z info "" user=- GET "\/a b\\"\\n" 200 0\.00ms id=abcd0123-1\n$/);
+    assert.match(out[2], /^\S+Z info - user=8 GET \/p 200 1234\.50ms id=abcd0123-1\n$/);
+  });
+
+  it('writes other lines with their fields, and an error stack once on indented lines', () => {
+    const out: string[] = [];
+    const text = new Logger('info', 'text', (l) => out.push(l));
+    const err = new Error('boom');
+    text.error('it broke\nbadly', { request_id: 'x-1', path: '/a b' });
+    text.warn('careful', { err });
+    text.debug('not at info');
+    assert.equal(out.length, 2);
+    assert.match(out[0], /^\S+Z error it broke badly request_id=x-1 path="\/a b"\n$/);
+    assert.match(out[1], /^\S+Z warn careful\n {2}Error: boom\n {6}at /);
+    const json: string[] = [];
+    new Logger('error', 'json', (l) => json.push(l)).error('it broke', { request_id: 'x-2', err });
+    const parsed = JSON.parse(json[0]);
+    assert.deepEqual({ ...parsed, time: 'T', stack: 'S' }, { time: 'T', level: 'error', msg: 'it broke', request_id: 'x-2', stack: 'S' });
+    assert.equal(parsed.stack, err.stack);
+  });
+
+  it('honours the level: error drops warn, info and requests; warn drops requests', () => {
+    const out: string[] = [];
+    const error = new Logger('error', 'json', (l) => out.push(l));
+    error.warn('w');
+    error.info('i');
+    error.request(request);
+    assert.deepEqual([out.length, error.requests, error.enabled('error'), error.enabled('warn')], [0, false, true, false]);
+    const warn = new Logger('warn', 'json', (l) => out.push(l));
+    warn.request(request);
+    warn.warn('w');
+    assert.deepEqual([out.length, warn.requests], [1, false]);
+    assert.equal(new Logger('info', 'text', () => undefined).requests, true);
+  });
+
+  it('gives distinct request ids with one per-process prefix; the silent logger writes nothing', () => {
+    const log = new Logger('info', 'text', () => undefined);
+    const ids = Array.from({ length: 100 }, () => log.nextRequestId());
+    assert.equal(new Set(ids).size, 100);
+    for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-z]+$/);
+    assert.equal(new Set(ids.map((i) => i.split('-')[0])).size, 1);
+    assert.equal(silentLogger.requests, false);
+    assert.equal(silentLogger.enabled('error'), false);
+    silentLogger.error('nothing happens');
+  });
+});
