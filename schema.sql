@@ -7,7 +7,7 @@
 -- anonymous group (named = 0) that stands for a {direct_members, direct_subgroups} value, as in Zulip.
 -- A table whose ids reach clients has `id INTEGER PRIMARY KEY AUTOINCREMENT`: as in Zulip, an id is
 -- never used twice, even after the newest row is deleted (a client caching ids would otherwise get
--- the wrong object). Ids no client sees (reaction, bot_service, legacy_push_token, email_change)
+-- the wrong object). Ids no client sees (reaction, bot_service, legacy_push_token, email_change, health_probe)
 -- are plain rowids, which spares the sqlite_sequence write on every insert.
 
 CREATE TABLE realm (
