@@ -49,18 +49,40 @@ function lineOf(text: string, key: string): number {
   return 0;
 }
 
+/** The first `limit` bytes of the file at most: a device that never ends (/dev/zero) is not read to its end. */
+function readAtMost(file: string, limit: number): Buffer {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(limit);
+    let n = 0;
+    while (n < limit) {
+      const got = fs.readSync(fd, buf, n, limit - n, null);
+      if (got === 0) break;
+      n += got;
+    }
+    return buf.subarray(0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** Reads and checks the file: the settings it sets. */
 export function readConfigFile(choice: FileChoice): Values {
   const { file } = choice;
   let text: string;
   try {
-    const size = fs.statSync(file).size;
-    if (size > MAX_FILE_BYTES) throw new ConfigError(`${file}: too large for a configuration file (${size} bytes, at most ${MAX_FILE_BYTES})`);
-    text = fs.readFileSync(file, 'utf8');
+    const st = fs.statSync(file);
+    // A FIFO or socket would block the start forever waiting for a writer. Character devices stay
+    // allowed (/dev/null is an empty file); the bounded read below stops /dev/zero.
+    if (st.isFIFO() || st.isSocket()) throw new ConfigError(`cannot read the configuration file ${file}: not a regular file`);
+    if (st.size > MAX_FILE_BYTES) throw new ConfigError(`${file}: too large for a configuration file (${st.size} bytes, at most ${MAX_FILE_BYTES})`);
+    const bytes = readAtMost(file, MAX_FILE_BYTES + 1);
+    if (bytes.length > MAX_FILE_BYTES) throw new ConfigError(`${file}: too large for a configuration file (more than ${MAX_FILE_BYTES} bytes)`);
+    text = bytes.toString('utf8');
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     const e = err as NodeJS.ErrnoException;
-    const reason = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'it is a directory' }[e.code ?? ''] ?? e.message;
+    const reason = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'it is a directory', ELOOP: 'a loop of symbolic links' }[e.code ?? ''] ?? e.message;
     throw new ConfigError(`cannot read the configuration file ${file}: ${reason}`);
   }
   let doc: Record<string, unknown>;
