@@ -85,6 +85,18 @@ export function installService(values: Record<string, string | boolean | undefin
     return 1;
   }
 
+  // A unit file is read line by line: a line break in a path would end ExecStart and start another
+  // directive (ExecStartPre= runs as root). Quoting cannot carry it, so such a path is refused.
+  // eslint-disable-next-line no-control-regex
+  const unsafe = exec.find((word) => /[\x00-\x1f\x7f]/.test(word));
+  if (unsafe !== undefined) {
+    process.stderr.write(
+      `parley: the executable path ${JSON.stringify(unsafe)} holds a control character (a line break, a tab...), which a systemd unit cannot hold: ` +
+        'move or rename the executable, e.g. to /usr/local/bin/parley\n',
+    );
+    return 1;
+  }
+
   // ProtectHome=yes hides /home, /root and /run/user from the service: it could not start from there.
   const hidden = exec.find((word) => /^\/(home|root|run\/user)(\/|$)/.test(word));
   if (hidden) {

@@ -110,6 +110,30 @@ describe('parley install-service --root DIR', () => {
     assert.deepEqual(fs.readdirSync(root), []);
   });
 
+  it('refuses an executable path with a line break or another control character, which would add lines to the unit', async () => {
+    // Finding: a newline went into ExecStart as is, so a path like this one wrote a second directive
+    // (ExecStartPre=, run as root before the service) into the unit.
+    const root = tmp.make();
+    const evil = '/opt/x\nExecStartPre=/bin/touch /tmp/owned\n';
+    const [a, b] = await Promise.all([
+      runCli(['install-service', '--root', root, '--exec', evil], SLOW),
+      runCli(['install-service', '--root', root, '--exec', '/opt/tab\there'], SLOW),
+    ]);
+    assert.deepEqual(a, {
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr: `parley: the executable path ${JSON.stringify(evil)} holds a control character (a line break, a tab...), which a systemd unit cannot hold: move or rename the executable, e.g. to /usr/local/bin/parley\n`,
+    });
+    assert.deepEqual(b, {
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr: `parley: the executable path "/opt/tab\\there" holds a control character (a line break, a tab...), which a systemd unit cannot hold: move or rename the executable, e.g. to /usr/local/bin/parley\n`,
+    });
+    assert.deepEqual(fs.readdirSync(root), []);
+  });
+
   it('refuses stray arguments and unknown flags as usage errors', async () => {
     const usage = 'usage: parley install-service [--no-start] [--dry-run] [--root DIR] [--exec PATH]\n';
     const [a, b, c, d] = await Promise.all([
