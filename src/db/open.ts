@@ -13,13 +13,33 @@ export type Db = Database.Database;
 // FULL fsyncs the WAL on every commit and survives power loss too, at a cost in write throughput.
 export type SyncLevel = 'normal' | 'full';
 
+/** The file is not an SQLite database (garbage, a damaged header): the start stops and leaves it. */
+export class DamagedDatabaseError extends Error {}
+
+/** SQLite's "not a database" and "malformed" as a message naming the file; other errors as they are. */
+function damaged(file: string, err: unknown): unknown {
+  const code = (err as { code?: string }).code;
+  if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') return err;
+  return new DamagedDatabaseError(
+    `${file}: not a Parley database, or a damaged one (SQLite: ${(err as Error).message}); it was left as it is: restore it from a backup, or move it away to start a new one`,
+  );
+}
+
 /** Opens (creating if needed) `file`, or an in-memory database for ':memory:'. */
 export function openDatabase(file: string, opts: { synchronous?: SyncLevel } = {}): Db {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file, { nativeBinding: loadSqliteAddon() as never });
+  let tables: number;
+  try {
+    // The first read of the file: garbage or a damaged header fails here, before anything is written.
+    tables = db.prepare('SELECT count(*) FROM sqlite_master').pluck().get() as number;
+  } catch (err) {
+    db.close();
+    throw damaged(file, err);
+  }
   // Free pages go back to the file system (maintenance.ts): a new file gets this before its first
   // table, the only time it is free to set; an older one is converted after its migrations below.
-  if (file !== ':memory:' && (db.prepare('SELECT count(*) FROM sqlite_master').pluck().get() as number) === 0) db.pragma('auto_vacuum = INCREMENTAL');
+  if (file !== ':memory:' && tables === 0) db.pragma('auto_vacuum = INCREMENTAL');
   if (file !== ':memory:') db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('foreign_keys = ON');
@@ -40,7 +60,7 @@ export function openDatabase(file: string, opts: { synchronous?: SyncLevel } = {
     db.close();
     // The person starting Parley reads this (main.ts prints start-up errors): name the file.
     if (err instanceof NewerSchemaError) throw new NewerSchemaError(`${file}: ${err.message}`);
-    throw err;
+    throw damaged(file, err);
   }
   if (file !== ':memory:') ensureIncrementalVacuum(db);
   return db;
