@@ -14,7 +14,7 @@ import { syncApiEmails } from './actions/user-access';
 import { allRoutes } from './api';
 import { JsonableError } from './http/errors';
 import { startServer, type Server } from './http/server';
-import { checkTlsPair, TlsError } from './http/tls';
+import { checkTlsPair, TlsError, tlsValidityWarning, type CheckedTls } from './http/tls';
 import { DEMO_USERS, readyInfo, seedDemo, writeReadyFile } from './demo';
 import { zuliprc } from './cli/zuliprc';
 import { installService, INSTALL_SERVICE_OPTIONS, INSTALL_SERVICE_USAGE } from './cli/install-service';
@@ -181,7 +181,7 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
   // Both or neither, from whichever layers set them; checked before anything is written, so a first
   // start cannot create the organization and then fail.
   if ((config.tlsCert === null) !== (config.tlsKey === null)) throw new UsageError('--tls-cert and --tls-key go together (or PARLEY_TLS_CERT and PARLEY_TLS_KEY, tls_cert and tls_key)');
-  if (config.tlsCert && config.tlsKey) checkTlsPair({ cert: config.tlsCert, key: config.tlsKey, passphrase: config.tlsKeyPassphrase });
+  if (config.tlsCert && config.tlsKey) warnAboutTls(checkTlsPair({ cert: config.tlsCert, key: config.tlsKey, passphrase: config.tlsKeyPassphrase }));
   const app = createApp(config);
   let readyEmails: readonly string[] = values.demo ? DEMO_USERS.map((u) => u.email) : [];
   let firstStart = false;
@@ -238,11 +238,18 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
   return stopped;
 }
 
+/** An expired (or not yet valid) certificate is served, but the log says why clients refuse it. */
+function warnAboutTls(pair: CheckedTls): void {
+  const warning = tlsValidityWarning(pair);
+  if (warning) process.stderr.write(`parley: warning: ${warning}\n`);
+}
+
 /** SIGHUP: serve the renewed certificate to new connections, or keep the old one and say why. */
 function reloadTls(server: Server): void {
   try {
     const pair = server.reloadTls();
     process.stderr.write(`parley: TLS certificate reloaded from ${pair.cert} (SHA-256 ${pair.fingerprint256}, valid until ${pair.validTo})\n`);
+    warnAboutTls(pair);
   } catch (err) {
     const reason = err instanceof TlsError ? err.message : String(err);
     process.stderr.write(`parley: TLS reload failed, still serving the previous certificate: ${reason}\n`);

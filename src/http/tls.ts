@@ -15,7 +15,8 @@ export interface TlsFiles {
 export interface CheckedTls extends TlsFiles {
   /** SHA-256 fingerprint of the leaf certificate, as `AB:CD:...`. */
   fingerprint256: string;
-  /** The leaf certificate's notAfter, as OpenSSL prints it. */
+  /** The leaf certificate's notBefore and notAfter, as OpenSSL prints them. */
+  validFrom: string;
   validTo: string;
 }
 
@@ -62,5 +63,16 @@ export function checkTlsPair(files: TlsFiles): CheckedTls {
     throw new TlsError(`the TLS key ${files.key} is not a PEM private key`);
   }
   if (!cert.checkPrivateKey(key)) throw new TlsError(`the TLS key ${files.key} does not match the certificate ${files.cert}`);
-  return { ...files, fingerprint256: cert.fingerprint256, validTo: cert.validTo };
+  return { ...files, fingerprint256: cert.fingerprint256, validFrom: cert.validFrom, validTo: cert.validTo };
+}
+
+/**
+ * What to tell the operator about a pair that loads but that clients will refuse: expired, or not yet
+ * valid (a clock far behind). It is still served: refusing would leave the box unreachable until a
+ * renewal, and a person can choose to proceed in a browser. null when the dates are fine.
+ */
+export function tlsValidityWarning(pair: CheckedTls, nowMs = Date.now()): string | null {
+  if (nowMs > Date.parse(pair.validTo)) return `the TLS certificate ${pair.cert} expired on ${pair.validTo}; clients will refuse it until it is renewed`;
+  if (nowMs < Date.parse(pair.validFrom)) return `the TLS certificate ${pair.cert} is not valid before ${pair.validFrom} (is this machine's clock right?); clients will refuse it until then`;
+  return null;
 }

@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { initDataDir, makeTempDirs, runCli, startServe, type ServeProcess } from '../helpers/cli';
-import { apiOverHttps, httpsRequest, makeCertPair, type CertPair } from '../helpers/tls';
+import { apiOverHttps, httpsRequest, makeCertPair, makeExpiredCert, type CertPair } from '../helpers/tls';
 
 const tmp = makeTempDirs('parley-cli-tls-');
 after(() => tmp.cleanup());
@@ -87,6 +87,28 @@ describe('parley serve with TLS', () => {
       const res = await httpsRequest(`${server.url}/api/v1/server_settings`, { ca: [a.pem] });
       assert.equal(res.fingerprint256, a.fingerprint256);
       assert.match(server.stderr(), new RegExp(`parley: open ${server.url.replace(/[.]/g, '\\.')}/ in a browser and log in as the owner\n$`));
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  });
+
+  it('serves an expired certificate but says so at the start and on each reload', async () => {
+    // Finding: an expired certificate was served without a word; every client then refused the
+    // connection and the log showed nothing wrong. Refusing to start would leave the box unreachable
+    // until a renewal (and browsers let a person proceed), so it is served with a warning.
+    const dir = tmp.make();
+    const expired = makeExpiredCert(dir, 'old', a.key);
+    const validTo = new crypto.X509Certificate(expired.pem).validTo;
+    const warning = `parley: warning: the TLS certificate ${expired.cert} expired on ${validTo}; clients will refuse it until it is renewed\n`;
+    const server = await startServe(['--data-dir', ':memory:', '--port', '0', '--tls-cert', expired.cert, '--tls-key', a.key]);
+    try {
+      const res = await httpsRequest(`${server.url}/api/v1/server_settings`, { ca: [expired.pem] }).catch((err: Error) => err.message);
+      assert.equal(res, 'certificate has expired');
+      assert.ok(server.stderr().includes(warning), server.stderr());
+      const mark = server.stderr().length;
+      server.child.kill('SIGHUP');
+      for (let i = 0; i < 200 && !server.stderr().slice(mark).includes(warning); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(server.stderr().slice(mark), `parley: TLS certificate reloaded from ${expired.cert} (SHA-256 ${expired.fingerprint256}, valid until ${validTo})\n${warning}`);
     } finally {
       await server.stop('SIGKILL');
     }

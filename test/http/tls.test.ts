@@ -82,7 +82,7 @@ describe('HTTPS with --tls-cert and --tls-key', () => {
     }
     assert.deepEqual(
       { ...t.server.tls, fingerprint256: t.server.tls?.fingerprint256 },
-      { cert: files.cert, key: files.key, passphrase: null, fingerprint256: a.fingerprint256, validTo: t.server.tls?.validTo },
+      { cert: files.cert, key: files.key, passphrase: null, fingerprint256: a.fingerprint256, validFrom: t.server.tls?.validFrom, validTo: t.server.tls?.validTo },
     );
   });
 
