@@ -44,6 +44,9 @@ const MAX = Number.MAX_SAFE_INTEGER;
 const positive = { type: 'integer', min: 1, max: MAX } as const;
 const boolean = { type: 'boolean' } as const;
 const rate = { type: 'rate' } as const;
+// Settings that become timers stay well below setTimeout's limit (2^31-1 ms, about 24.8 days): Node
+// fires a longer timer after 1 ms, which would turn a long wait into none.
+const MAX_TIMER_MS = 3_600_000;
 
 export const SETTINGS: readonly Setting[] = [
   { key: 'data_dir', env: 'PARLEY_DATA_DIR', flag: 'data-dir', kind: { type: 'path' }, default: './data', metavar: 'DIR|:memory:', doc: 'data directory: parley.db, uploads/, outbox/; `:memory:` keeps the database in memory' },
@@ -59,7 +62,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'max_body_bytes', env: 'PARLEY_MAX_BODY_BYTES', flag: 'max-body-bytes', kind: positive, default: 6 * 1024 * 1024, metavar: 'BYTES', doc: 'largest form body, files apart (bytes)' },
   { key: 'max_file_upload_size_mib', env: 'PARLEY_MAX_FILE_UPLOAD_SIZE_MIB', flag: 'max-file-upload-size-mib', kind: positive, default: 100, metavar: 'MIB', doc: 'largest uploaded file (MiB)' },
   { key: 'bot_storage_limit', env: 'PARLEY_BOT_STORAGE_LIMIT', flag: 'bot-storage-limit', kind: positive, default: 10_000_000, metavar: 'CHARS', doc: "a bot's storage, keys plus values (characters)" },
-  { key: 'heartbeat_seconds', env: 'PARLEY_HEARTBEAT_SECONDS', flag: 'heartbeat-seconds', kind: positive, default: 50, metavar: 'S', doc: 'seconds a `GET /events` waits before a heartbeat' },
+  { key: 'heartbeat_seconds', env: 'PARLEY_HEARTBEAT_SECONDS', flag: 'heartbeat-seconds', kind: { type: 'integer', min: 1, max: 86_400 }, default: 50, metavar: 'S', doc: 'seconds a `GET /events` waits before a heartbeat' },
   { key: 'queue_lifespan_seconds', env: 'PARLEY_QUEUE_LIFESPAN_SECONDS', flag: 'queue-lifespan-seconds', kind: positive, default: 600, metavar: 'S', doc: 'idle event queues are collected after this many seconds' },
   { key: 'invitation_validity_minutes', env: 'PARLEY_INVITATION_VALIDITY_MINUTES', flag: 'invitation-validity-minutes', kind: positive, default: 14400, metavar: 'MIN', doc: 'invitation validity when the inviter does not say (minutes)' },
   { key: 'web_public_streams', env: 'PARLEY_WEB_PUBLIC_STREAMS', flag: 'web-public-streams', kind: boolean, default: false, doc: "web-public channels (Zulip's `WEB_PUBLIC_STREAMS_ENABLED`)" },
@@ -75,9 +78,9 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'tls_key', env: 'PARLEY_TLS_KEY', flag: 'tls-key', kind: { type: 'path' }, default: null, defaultText: 'none', example: '/etc/letsencrypt/live/chat.example.com/privkey.pem', metavar: 'PEM', doc: 'HTTPS private key (PEM); re-read on SIGHUP' },
   { key: 'tls_key_passphrase', env: 'PARLEY_TLS_KEY_PASSPHRASE', flag: 'tls-key-passphrase', kind: { type: 'string' }, default: null, defaultText: 'none', example: 'SECRET', metavar: 'SECRET', doc: 'passphrase of an encrypted TLS key (prefer the file or the environment: flags show in `ps`)' },
   { key: 'trusted_proxies', env: 'PARLEY_TRUSTED_PROXIES', flag: 'trusted-proxies', kind: { type: 'addresses' }, default: null, defaultText: 'none', example: '127.0.0.1,::1', metavar: 'ADDR,...', doc: 'reverse proxies whose `X-Forwarded-For` is believed (addresses, CIDR ranges)' },
-  { key: 'outgoing_webhook_timeout_ms', env: 'PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS', flag: 'outgoing-webhook-timeout-ms', kind: positive, default: 10_000, metavar: 'MS', doc: "an outgoing-webhook bot's request, connect to answer (ms)" },
+  { key: 'outgoing_webhook_timeout_ms', env: 'PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS', flag: 'outgoing-webhook-timeout-ms', kind: { type: 'integer', min: 1, max: MAX_TIMER_MS }, default: 10_000, metavar: 'MS', doc: "an outgoing-webhook bot's request, connect to answer (ms)" },
   { key: 'outgoing_webhook_max_response_bytes', env: 'PARLEY_OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES', flag: 'outgoing-webhook-max-response-bytes', kind: positive, default: 1024 * 1024, metavar: 'BYTES', doc: "largest answer read from an outgoing-webhook bot's server (bytes)" },
-  { key: 'outgoing_webhook_retry_ms', env: 'PARLEY_OUTGOING_WEBHOOK_RETRY_MS', flag: 'outgoing-webhook-retry-ms', kind: { type: 'integer', min: 0, max: MAX }, default: 1000, metavar: 'MS', doc: 'delay before the first retry of a failed outgoing-webhook request, doubling per retry (ms)' },
+  { key: 'outgoing_webhook_retry_ms', env: 'PARLEY_OUTGOING_WEBHOOK_RETRY_MS', flag: 'outgoing-webhook-retry-ms', kind: { type: 'integer', min: 0, max: MAX_TIMER_MS }, default: 1000, metavar: 'MS', doc: 'delay before the first retry of a failed outgoing-webhook request, doubling per retry (ms)' },
   { key: 'outgoing_webhook_max_pending', env: 'PARLEY_OUTGOING_WEBHOOK_MAX_PENDING', flag: 'outgoing-webhook-max-pending', kind: positive, default: 1000, metavar: 'N', doc: 'outgoing-webhook deliveries waiting or running, past which new ones are dropped' },
   { key: 'outgoing_webhook_concurrency', env: 'PARLEY_OUTGOING_WEBHOOK_CONCURRENCY', flag: 'outgoing-webhook-concurrency', kind: positive, default: 4, metavar: 'N', doc: 'outgoing-webhook requests in flight at once' },
   { key: 'outgoing_webhook_allow_private', env: 'PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE', flag: 'outgoing-webhook-allow-private', kind: boolean, default: false, doc: "outgoing-webhook bots may reach loopback, link-local, private-network and this server's own addresses" },

@@ -99,7 +99,7 @@ describe('a bad configuration stops the start', () => {
     const dir = tmp.make();
     const cases: [string, string][] = [
       ['port = 0\nhost = "127.0.0.1"\nport_number = 1\n', 'line 3: unknown key "port_number" (the settings are listed in the README and in parley serve --help)'],
-      ['data_dir = ":memory:"\nheartbeat_seconds = "50"\n', 'line 2: heartbeat_seconds must be an integer of at least 1, got "50"'],
+      ['data_dir = ":memory:"\nheartbeat_seconds = "50"\n', 'line 2: heartbeat_seconds must be an integer from 1 to 86400, got "50"'],
       ['data_dir = ":memory:"\nweb_public_streams = "on"\n', 'line 2: web_public_streams must be true or false, got "on"'],
       ['data_dir = ":memory:"\n[server]\n', 'line 2: unknown key "server" (the settings are listed in the README and in parley serve --help)'],
       ['port = 0\nhost = 127.0.0.1\n', 'line 2, column 13: not valid TOML: illegal character in numeric literal'],

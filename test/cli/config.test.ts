@@ -232,7 +232,7 @@ describe('bad input', () => {
     const cases: [Record<string, string>, string][] = [
       [{ PARLEY_PORT: 'abc' }, 'PARLEY_PORT must be an integer from 0 to 65535, got "abc"'],
       [{ PARLEY_PORT: '1e3' }, 'PARLEY_PORT must be an integer from 0 to 65535, got "1e3"'],
-      [{ PARLEY_HEARTBEAT_SECONDS: '0' }, 'PARLEY_HEARTBEAT_SECONDS must be an integer of at least 1, got "0"'],
+      [{ PARLEY_HEARTBEAT_SECONDS: '0' }, 'PARLEY_HEARTBEAT_SECONDS must be an integer from 1 to 86400, got "0"'],
       [{ PARLEY_RATE_LIMITS: 'maybe' }, 'PARLEY_RATE_LIMITS must be on or off, got "maybe"'],
       [{ PARLEY_SYNCHRONOUS: 'FULL' }, 'PARLEY_SYNCHRONOUS must be "normal" or "full", got "FULL"'],
       [{ PARLEY_RATE_LIMIT_IP: '0/60' }, 'PARLEY_RATE_LIMIT_IP must be requests/seconds like "200/60", got "0/60"'],
@@ -249,6 +249,22 @@ describe('bad input', () => {
       [{ 'web-public-streams': true, 'no-web-public-streams': true }, '--web-public-streams and --no-web-public-streams contradict each other'],
     ];
     for (const [flags, want] of cases) assert.equal(message(() => load({ flags })), `FlagError: ${want}`, JSON.stringify(flags));
+  });
+
+  it('bounds the settings that become timers below setTimeout\'s 2^31 ms limit', () => {
+    // Finding: heartbeat_seconds = 3000000 (or an outgoing-webhook timeout/retry past ~24.8 days)
+    // was accepted, and Node fires a timer past 2^31-1 ms after 1 ms: every GET /events answered a
+    // heartbeat at once (clients spin), and every webhook request timed out at once.
+    const cases: [Record<string, string>, string][] = [
+      [{ PARLEY_HEARTBEAT_SECONDS: '3000000' }, 'PARLEY_HEARTBEAT_SECONDS must be an integer from 1 to 86400, got "3000000"'],
+      [{ PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS: '2147483648' }, 'PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS must be an integer from 1 to 3600000, got "2147483648"'],
+      [{ PARLEY_OUTGOING_WEBHOOK_RETRY_MS: '600000000' }, 'PARLEY_OUTGOING_WEBHOOK_RETRY_MS must be an integer from 0 to 3600000, got "600000000"'],
+    ];
+    for (const [env, want] of cases) assert.equal(message(() => load({ env })), `ConfigError: ${want}`, JSON.stringify(env));
+    const f = tomlFile('heartbeat_seconds = 86401\n');
+    assert.equal(message(() => load({ file: f })), `ConfigError: ${f}, line 1: heartbeat_seconds must be an integer from 1 to 86400, got 86401`);
+    const edge = load({ env: { PARLEY_HEARTBEAT_SECONDS: '86400', PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS: '3600000', PARLEY_OUTGOING_WEBHOOK_RETRY_MS: '3600000' } }).config;
+    assert.deepEqual([edge.heartbeatSeconds, edge.outgoingWebhooks.timeoutMs, edge.outgoingWebhooks.retryBaseMs], [86400, 3_600_000, 3_600_000]);
   });
 
   it('checks the file before the environment could hide a bad value in it', () => {
