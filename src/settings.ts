@@ -168,9 +168,11 @@ export function check(kind: Kind, value: unknown, base: string): Value | null {
       return typeof value === 'boolean' ? value : null;
     case 'string':
       // An empty value would mean "unset" in the environment; in the file it is a mistake (host = "").
-      return typeof value === 'string' && value !== '' ? value : null;
+      return typeof value === 'string' && value.trim() !== '' ? value : null;
     case 'path':
-      if (typeof value !== 'string' || value === '') return null;
+      // Surrounding spaces are a copy-paste's: " /var/lib/parley" would be a new directory under the
+      // working one (and a new, empty organization there).
+      if (typeof value !== 'string' || value === '' || value.trim() !== value) return null;
       return value === ':memory:' ? value : path.resolve(base, value);
     case 'url': {
       if (typeof value !== 'string') return null;

@@ -251,6 +251,23 @@ describe('bad input', () => {
     for (const [flags, want] of cases) assert.equal(message(() => load({ flags })), `FlagError: ${want}`, JSON.stringify(flags));
   });
 
+  it('refuses a path with surrounding spaces and a blank string, which a copy-paste or an Environment= line leaves', () => {
+    // Finding: PARLEY_DATA_DIR=" /var/lib/parley" resolved to "./ /var/lib/parley" under the working
+    // directory, where serve silently created a new, empty organization; PARLEY_HOST="  " was taken.
+    const cases: [Record<string, string>, string][] = [
+      [{ PARLEY_DATA_DIR: ' /var/lib/parley' }, 'PARLEY_DATA_DIR must be a path, got " /var/lib/parley"'],
+      [{ PARLEY_TLS_CERT: '/etc/cert.pem\t' }, 'PARLEY_TLS_CERT must be a path, got "/etc/cert.pem\\t"'],
+      [{ PARLEY_DATA_DIR: '   ' }, 'PARLEY_DATA_DIR must be a path, got "   "'],
+      [{ PARLEY_HOST: '  ' }, 'PARLEY_HOST must be a non-empty string, got "  "'],
+    ];
+    for (const [env, want] of cases) assert.equal(message(() => load({ env })), `ConfigError: ${want}`, JSON.stringify(env));
+    assert.equal(message(() => load({ flags: { 'data-dir': 'data ' } })), 'FlagError: --data-dir must be a path, got "data "');
+    const f = tomlFile('data_dir = "/srv/parley "\n');
+    assert.equal(message(() => load({ file: f })), `ConfigError: ${f}, line 1: data_dir must be a path, got "/srv/parley "`);
+    // Spaces inside a path are fine.
+    assert.equal(load({ env: { PARLEY_DATA_DIR: '/srv/my parley' } }).config.dataDir, '/srv/my parley');
+  });
+
   it('bounds the settings that become timers below setTimeout\'s 2^31 ms limit', () => {
     // Finding: heartbeat_seconds = 3000000 (or an outgoing-webhook timeout/retry past ~24.8 days)
     // was accepted, and Node fires a timer past 2^31-1 ms after 1 ms: every GET /events answered a
