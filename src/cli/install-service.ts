@@ -111,7 +111,16 @@ export function installService(values: Record<string, string | boolean | undefin
   const unit = unitText(exec);
   const unitFile = at(UNIT_PATH);
   const configFile = at(CONFIG_PATH);
-  const configExists = fs.existsSync(configFile);
+  // lstat, not existsSync: a symbolic link to a file not there yet (a disk mounted later) is the
+  // administrator's configuration too, and must be kept as it is.
+  const configExists = (() => {
+    try {
+      fs.lstatSync(configFile);
+      return true;
+    } catch {
+      return false;
+    }
+  })();
   if (dryRun) {
     out(`would write ${unitFile}:`);
     process.stdout.write(unit.replace(/^(?=.)/gm, '    '));

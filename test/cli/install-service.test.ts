@@ -76,6 +76,32 @@ describe('parley install-service --root DIR', () => {
     assert.equal(fs.readFileSync(unit, 'utf8'), SHIPPED_UNIT.replace(SHIPPED_EXEC, 'ExecStart=/opt/parley/parley serve --config /etc/parley.toml\n'));
   });
 
+  it('keeps a configuration file that is a symbolic link to a file not there yet', async () => {
+    // Finding: existsSync follows the link, so a dangling /etc/parley.toml (pointing at a disk not
+    // mounted yet) counted as absent: the unit was written, then the 'wx' write failed with a bare
+    // "EEXIST: file already exists" (exit 1) half way through the install.
+    const root = tmp.make();
+    const config = path.join(root, 'etc/parley.toml');
+    fs.mkdirSync(path.dirname(config), { recursive: true });
+    fs.symlinkSync('/srv/not-mounted/parley.toml', config);
+    const r = await runCli(['install-service', '--root', root, '--exec', '/opt/parley/parley', '--no-start'], SLOW);
+    const unit = path.join(root, 'etc/systemd/system/parley.service');
+    const skipped = `not run (--root ${root})`;
+    assert.deepEqual(r, {
+      code: 0,
+      signal: null,
+      stderr: '',
+      stdout:
+        `wrote ${unit}\n` +
+        `kept ${config} (it exists)\n` +
+        `${skipped}: ${USERADD}\n` +
+        `${skipped}: chown parley:parley /var/lib/parley\n` +
+        `${skipped}: systemctl daemon-reload\n` +
+        FOOTER,
+    });
+    assert.equal(fs.readlinkSync(config), '/srv/not-mounted/parley.toml');
+  });
+
   it('quotes an executable path with spaces and escapes % and $ for systemd', async () => {
     const root = tmp.make();
     const r = await runCli(['install-service', '--root', root, '--exec', '/opt/my parley/100%$x'], SLOW);
