@@ -295,6 +295,8 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    // Exactly one configuration file is read: a second --config would silently be the only one.
+    if (rest.filter((a) => a === '--config' || a.startsWith('--config=')).length > 1) throw new UsageError('--config given twice: Parley reads one configuration file');
     if (name === 'backup') return await backup(rest);
     const { values, positionals } = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);

@@ -85,6 +85,9 @@ describe('usage errors', () => {
       [['serve', '--rate-limits', '--no-rate-limits'], `parley: --rate-limits and --no-rate-limits contradict each other\n${SERVE_USAGE}`],
       [['serve', '--synchronous', 'off'], `parley: --synchronous must be "normal" or "full", got "off"\n${SERVE_USAGE}`],
       [['serve', 'extra'], `parley: unexpected argument 'extra'\n${SERVE_USAGE}`],
+      // Only one configuration file is ever read: a second --config was silently the only one read.
+      [['serve', '--config', '/dev/null', '--config=/nonexistent/b.toml'], `parley: --config given twice: Parley reads one configuration file\n${SERVE_USAGE}`],
+      [['backup', '--config', '/dev/null', '--config', '/dev/null', 'out.db'], 'parley: --config given twice: Parley reads one configuration file\nusage: parley backup --data-dir DIR|--config FILE BACKUP_FILE\n'],
       [['init', '--data-dir', '/nonexistent/parley-test'], `parley: --realm-name is required\n${INIT_USAGE}`],
       [
         ['deactivate-realm'],
