@@ -10,8 +10,8 @@ export type Kind =
   | { type: 'string' }
   /** A filesystem path: relative ones resolve against the working directory (env, flag) or the file's directory. */
   | { type: 'path' }
-  /** An absolute URL with one of `protocols`. */
-  | { type: 'url'; protocols: readonly string[] }
+  /** An absolute URL with one of `protocols`; `bare`: no credentials, query or fragment (a public address). */
+  | { type: 'url'; protocols: readonly string[]; bare?: boolean }
   | { type: 'integer'; min: number; max: number }
   | { type: 'boolean' }
   | { type: 'enum'; values: readonly string[] }
@@ -52,7 +52,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'data_dir', env: 'PARLEY_DATA_DIR', flag: 'data-dir', kind: { type: 'path' }, default: './data', metavar: 'DIR|:memory:', doc: 'data directory: parley.db, uploads/, outbox/; `:memory:` keeps the database in memory' },
   { key: 'host', env: 'PARLEY_HOST', flag: 'host', kind: { type: 'string' }, default: '127.0.0.1', metavar: 'HOST', doc: 'address to listen on (`0.0.0.0`: every IPv4 interface)' },
   { key: 'port', env: 'PARLEY_PORT', flag: 'port', kind: { type: 'integer', min: 0, max: 65535 }, default: 9991, metavar: 'PORT', doc: 'port to listen on (0 picks a free one)' },
-  { key: 'external_url', env: 'PARLEY_EXTERNAL_URL', flag: 'external-url', kind: { type: 'url', protocols: ['http:', 'https:'] }, default: null, defaultText: 'the listening address', example: 'https://chat.example.com', metavar: 'URL', doc: 'public address used in links (emails, `realm_url`)' },
+  { key: 'external_url', env: 'PARLEY_EXTERNAL_URL', flag: 'external-url', kind: { type: 'url', protocols: ['http:', 'https:'], bare: true }, default: null, defaultText: 'the listening address', example: 'https://chat.example.com', metavar: 'URL', doc: 'public address used in links (emails, `realm_url`)' },
   { key: 'rate_limits', env: 'PARLEY_RATE_LIMITS', flag: 'rate-limits', kind: boolean, default: true, doc: 'rate limits on API requests, logins and sign-up emails' },
   { key: 'rate_limit_user', env: 'PARLEY_RATE_LIMIT_USER', flag: 'rate-limit-user', kind: rate, default: '200/60', metavar: 'N/S', doc: 'API requests per user (requests/seconds)' },
   { key: 'rate_limit_ip', env: 'PARLEY_RATE_LIMIT_IP', flag: 'rate-limit-ip', kind: rate, default: '100/60', metavar: 'N/S', doc: 'unauthenticated API requests per client address (requests/seconds)' },
@@ -67,7 +67,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'invitation_validity_minutes', env: 'PARLEY_INVITATION_VALIDITY_MINUTES', flag: 'invitation-validity-minutes', kind: positive, default: 14400, metavar: 'MIN', doc: 'invitation validity when the inviter does not say (minutes)' },
   { key: 'web_public_streams', env: 'PARLEY_WEB_PUBLIC_STREAMS', flag: 'web-public-streams', kind: boolean, default: false, doc: "web-public channels (Zulip's `WEB_PUBLIC_STREAMS_ENABLED`)" },
   { key: 'access_limits_presence', env: 'PARLEY_ACCESS_LIMITS_PRESENCE', flag: 'access-limits-presence', kind: boolean, default: true, doc: "users one cannot see are left out of presence (Zulip's `CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE`)" },
-  { key: 'push_url', env: 'PARLEY_PUSH_URL', flag: 'push-url', kind: { type: 'url', protocols: ['http:', 'https:'] }, default: null, defaultText: 'none (no push notifications)', example: 'https://push.example.com', metavar: 'URL', doc: 'push notification service' },
+  { key: 'push_url', env: 'PARLEY_PUSH_URL', flag: 'push-url', kind: { type: 'url', protocols: ['http:', 'https:'], bare: true }, default: null, defaultText: 'none (no push notifications)', example: 'https://push.example.com', metavar: 'URL', doc: 'push notification service' },
   { key: 'push_token', env: 'PARLEY_PUSH_TOKEN', flag: 'push-token', kind: { type: 'string' }, default: null, defaultText: 'none', example: 'TOKEN', metavar: 'TOKEN', doc: "the push notification service's credentials" },
   { key: 'smtp_url', env: 'PARLEY_SMTP_URL', flag: 'smtp-url', kind: { type: 'url', protocols: ['smtp:', 'smtps:'] }, default: null, defaultText: 'none (emails are written to `DATA_DIR/outbox/`)', example: 'smtp://user:pass@mail.example.com:587', metavar: 'URL', doc: 'mail server for outgoing email, e.g. `smtp://user:pass@mail.example.com:587`' },
   { key: 'email_from', env: 'PARLEY_EMAIL_FROM', flag: 'email-from', kind: { type: 'string' }, default: null, defaultText: '`Parley <noreply@HOST>`, HOST from the public address', example: 'Parley <chat@example.com>', metavar: 'ADDRESS', doc: 'sender of outgoing email' },
@@ -118,7 +118,7 @@ export function expected(kind: Kind, source: 'file' | 'env' | 'flag'): string {
     case 'path':
       return 'a path';
     case 'url':
-      return `an ${kind.protocols.map((p) => p.slice(0, -1)).join(' or ')} URL`;
+      return `an ${kind.protocols.map((p) => p.slice(0, -1)).join(' or ')} URL${kind.bare ? ' without credentials, query or fragment' : ''}`;
     case 'integer':
       return kind.max === MAX ? `an integer of at least ${kind.min}` : `an integer from ${kind.min} to ${kind.max}`;
     case 'boolean':
@@ -182,8 +182,12 @@ export function check(kind: Kind, value: unknown, base: string): Value | null {
       } catch {
         return null;
       }
-      // Links are built by appending paths: a trailing slash would double them.
-      return kind.protocols.includes(url.protocol) ? value.replace(/\/+$/, '') : null;
+      if (!kind.protocols.includes(url.protocol)) return null;
+      // The public URL is realm_url, shown to anyone (GET /server_settings): no credentials in it; and
+      // links are built by appending paths, which a query or fragment would break.
+      if (kind.bare && (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || /[?#]/.test(value))) return null;
+      // A trailing slash would double the slashes of appended paths.
+      return value.replace(/\/+$/, '');
     }
     case 'enum':
       return typeof value === 'string' && kind.values.includes(value) ? value : null;

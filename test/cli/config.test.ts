@@ -172,7 +172,7 @@ describe('bad input', () => {
       ['rate_limits = "off"\n', 'line 1: rate_limits must be true or false, got "off"'],
       ['synchronous = "extra"\n', 'line 1: synchronous must be "normal" or "full", got "extra"'],
       ['rate_limit_login = "5 per minute"\n', 'line 1: rate_limit_login must be requests/seconds like "200/60", got "5 per minute"'],
-      ['external_url = "chat.example.com"\n', 'line 1: external_url must be an http or https URL, got "chat.example.com"'],
+      ['external_url = "chat.example.com"\n', 'line 1: external_url must be an http or https URL without credentials, query or fragment, got "chat.example.com"'],
       ['smtp_url = "http://mail.example.com"\n', 'line 1: smtp_url must be an smtp or smtps URL, got "http://mail.example.com"'],
       ['data_dir = ""\n', 'line 1: data_dir must be a path, got ""'],
       ['port = [1, 2]\n', 'line 1: port must be an integer from 0 to 65535, got an array'],
@@ -236,7 +236,7 @@ describe('bad input', () => {
       [{ PARLEY_RATE_LIMITS: 'maybe' }, 'PARLEY_RATE_LIMITS must be on or off, got "maybe"'],
       [{ PARLEY_SYNCHRONOUS: 'FULL' }, 'PARLEY_SYNCHRONOUS must be "normal" or "full", got "FULL"'],
       [{ PARLEY_RATE_LIMIT_IP: '0/60' }, 'PARLEY_RATE_LIMIT_IP must be requests/seconds like "200/60", got "0/60"'],
-      [{ PARLEY_PUSH_URL: 'ftp://push' }, 'PARLEY_PUSH_URL must be an http or https URL, got "ftp://push"'],
+      [{ PARLEY_PUSH_URL: 'ftp://push' }, 'PARLEY_PUSH_URL must be an http or https URL without credentials, query or fragment, got "ftp://push"'],
     ];
     for (const [env, want] of cases) assert.equal(message(() => load({ env })), `ConfigError: ${want}`, JSON.stringify(env));
   });
@@ -245,7 +245,7 @@ describe('bad input', () => {
     const cases: [Record<string, string | boolean>, string][] = [
       [{ port: 'x' }, '--port must be an integer from 0 to 65535, got "x"'],
       [{ 'max-body-bytes': '-1' }, '--max-body-bytes must be an integer of at least 1, got "-1"'],
-      [{ 'external-url': 'nowhere' }, '--external-url must be an http or https URL, got "nowhere"'],
+      [{ 'external-url': 'nowhere' }, '--external-url must be an http or https URL without credentials, query or fragment, got "nowhere"'],
       [{ 'web-public-streams': true, 'no-web-public-streams': true }, '--web-public-streams and --no-web-public-streams contradict each other'],
     ];
     for (const [flags, want] of cases) assert.equal(message(() => load({ flags })), `FlagError: ${want}`, JSON.stringify(flags));
@@ -266,6 +266,22 @@ describe('bad input', () => {
     assert.equal(message(() => load({ file: f })), `ConfigError: ${f}, line 1: data_dir must be a path, got "/srv/parley "`);
     // Spaces inside a path are fine.
     assert.equal(load({ env: { PARLEY_DATA_DIR: '/srv/my parley' } }).config.dataDir, '/srv/my parley');
+  });
+
+  it('refuses a public or push URL with credentials, a query or a fragment', () => {
+    // Finding: external_url = "https://admin:secret@chat.example.com" was taken, and the public URL
+    // is realm_url in the unauthenticated GET /server_settings: the password went to anyone who asked.
+    // A query or fragment broke every link (paths are appended to the URL).
+    const cases: [Record<string, string>, string][] = [
+      [{ PARLEY_EXTERNAL_URL: 'https://admin:secret@chat.example.com' }, 'PARLEY_EXTERNAL_URL must be an http or https URL without credentials, query or fragment, got "https://admin:secret@chat.example.com"'],
+      [{ PARLEY_EXTERNAL_URL: 'https://chat.example.com/?x=1' }, 'PARLEY_EXTERNAL_URL must be an http or https URL without credentials, query or fragment, got "https://chat.example.com/?x=1"'],
+      [{ PARLEY_EXTERNAL_URL: 'https://chat.example.com#top' }, 'PARLEY_EXTERNAL_URL must be an http or https URL without credentials, query or fragment, got "https://chat.example.com#top"'],
+      [{ PARLEY_PUSH_URL: 'https://u@push.example.com' }, 'PARLEY_PUSH_URL must be an http or https URL without credentials, query or fragment, got "https://u@push.example.com"'],
+    ];
+    for (const [env, want] of cases) assert.equal(message(() => load({ env })), `ConfigError: ${want}`, JSON.stringify(env));
+    // The mail server's URL is where its credentials go.
+    assert.equal(load({ env: { PARLEY_SMTP_URL: 'smtp://user:pass@mail.example.com:587' } }).config.smtpUrl, 'smtp://user:pass@mail.example.com:587');
+    assert.equal(load({ env: { PARLEY_EXTERNAL_URL: 'https://chat.example.com:8443/' } }).config.externalUrl, 'https://chat.example.com:8443');
   });
 
   it('bounds the settings that become timers below setTimeout\'s 2^31 ms limit', () => {
