@@ -62,7 +62,24 @@ export function checkTlsPair(files: TlsFiles): CheckedTls {
     if (encrypted) throw new TlsError(`the TLS key ${files.key} cannot be decrypted with PARLEY_TLS_KEY_PASSPHRASE`);
     throw new TlsError(`the TLS key ${files.key} is not a PEM private key`);
   }
-  if (!cert.checkPrivateKey(key)) throw new TlsError(`the TLS key ${files.key} does not match the certificate ${files.cert}`);
+  if (!cert.checkPrivateKey(key)) {
+    // The key may belong to a later certificate of the file: a chain pasted in the wrong order.
+    const all = certPem.toString('latin1').match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+    const at = all.findIndex((pem, i) => {
+      if (i === 0) return false;
+      try {
+        return new crypto.X509Certificate(pem).checkPrivateKey(key);
+      } catch {
+        return false;
+      }
+    });
+    if (at > 0) {
+      throw new TlsError(
+        `the TLS certificate file ${files.cert} is in the wrong order: the certificate for the key ${files.key} is number ${at + 1} of ${all.length}; it must come first, then the chain (as in certbot's fullchain.pem)`,
+      );
+    }
+    throw new TlsError(`the TLS key ${files.key} does not match the certificate ${files.cert}`);
+  }
   return { ...files, fingerprint256: cert.fingerprint256, validFrom: cert.validFrom, validTo: cert.validTo };
 }
 

@@ -203,6 +203,14 @@ describe('TLS settings', () => {
     assert.equal(check({ cert: der, key: a.key }), `the TLS certificate ${der} is not a PEM certificate`);
     assert.equal(check({ cert: a.cert, key: a.cert }), `the TLS key ${a.cert} is not a PEM private key`);
     assert.equal(check({ cert: a.cert, key: b.key }), `the TLS key ${b.key} does not match the certificate ${a.cert}`);
+    // Finding: a chain in the wrong order (intermediate first) was reported as a key that does not
+    // match, sending the operator after the wrong file.
+    const reversed = path.join(dir, 'reversed-chain.pem');
+    fs.writeFileSync(reversed, Buffer.concat([b.pem, a.pem]));
+    assert.equal(
+      check({ cert: reversed, key: a.key }),
+      `the TLS certificate file ${reversed} is in the wrong order: the certificate for the key ${a.key} is number 2 of 2; it must come first, then the chain (as in certbot's fullchain.pem)`,
+    );
     assert.equal(check({ cert: enc.cert, key: enc.key }), `the TLS key ${enc.key} is encrypted: set PARLEY_TLS_KEY_PASSPHRASE`);
     assert.equal(check({ cert: enc.cert, key: enc.key, passphrase: 'wrong' }), `the TLS key ${enc.key} cannot be decrypted with PARLEY_TLS_KEY_PASSPHRASE`);
     assert.equal(check({ cert: enc.cert, key: enc.key, passphrase: 'open sesame' }), 'ok');
