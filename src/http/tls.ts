@@ -30,10 +30,30 @@ const READ_REASONS: Record<string, string> = {
   EISDIR: 'it is a directory',
 };
 
+/** A certificate chain or key is a few kilobytes; anything past this is not one. */
+const MAX_PEM_BYTES = 1024 * 1024;
+
+/**
+ * The file's bytes, bounded: a FIFO would block the start (or, on SIGHUP, the running server) forever
+ * and /dev/zero would never end, so neither is read whole.
+ */
 function readPem(file: string, what: string): Buffer {
   try {
-    return fs.readFileSync(file);
+    const st = fs.statSync(file);
+    if (st.isFIFO() || st.isSocket()) throw new TlsError(`cannot read the TLS ${what} ${file}: not a regular file`);
+    if (st.size > MAX_PEM_BYTES) throw new TlsError(`the TLS ${what} ${file} is too large (${st.size} bytes, at most ${MAX_PEM_BYTES})`);
+    const fd = fs.openSync(file, 'r');
+    const buf = Buffer.alloc(MAX_PEM_BYTES + 1);
+    let n = 0;
+    try {
+      for (let got = -1; got !== 0 && n < buf.length; n += got) got = fs.readSync(fd, buf, n, buf.length - n, null);
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (n > MAX_PEM_BYTES) throw new TlsError(`the TLS ${what} ${file} is too large (more than ${MAX_PEM_BYTES} bytes)`);
+    return buf.subarray(0, n);
   } catch (err) {
+    if (err instanceof TlsError) throw err;
     const code = (err as NodeJS.ErrnoException).code ?? '';
     throw new TlsError(`cannot read the TLS ${what} ${file}: ${READ_REASONS[code] ?? (err as Error).message}`);
   }

@@ -3,6 +3,7 @@
 // one (the old certificate stays, stderr says why), and the start-up refusals.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -116,11 +117,20 @@ describe('parley serve with TLS', () => {
 
   it('refuses to start, naming the file, before creating anything', async () => {
     const missing = path.join(certs, 'missing.crt');
+    const big = path.join(certs, 'big.crt');
+    fs.writeFileSync(big, Buffer.concat([a.pem, Buffer.alloc(2 * 1024 * 1024 - a.pem.length, 'A')]));
+    const fifo = path.join(certs, 'fifo.crt');
+    if (!fs.existsSync(fifo)) execFileSync('mkfifo', [fifo]);
     const cases: [string[], Record<string, string>, string][] = [
       [['--tls-cert', missing, '--tls-key', a.key], {}, `parley: cannot read the TLS certificate ${missing}: no such file\n`],
       [['--tls-cert', a.cert, '--tls-key', certs], {}, `parley: cannot read the TLS key ${certs}: it is a directory\n`],
       [[], { PARLEY_TLS_CERT: a.cert, PARLEY_TLS_KEY: b.key }, `parley: the TLS key ${b.key} does not match the certificate ${a.cert}\n`],
       [['--tls-cert', a.key, '--tls-key', a.key], {}, `parley: the TLS certificate ${a.key} is not a PEM certificate\n`],
+      // Finding: the files were read whole with no bound: a FIFO blocked the start (and, on SIGHUP, the
+      // running server) forever, and /dev/zero was read until memory ran out.
+      [['--tls-cert', big, '--tls-key', a.key], {}, `parley: the TLS certificate ${big} is too large (2097152 bytes, at most 1048576)\n`],
+      [['--tls-cert', fifo, '--tls-key', a.key], {}, `parley: cannot read the TLS certificate ${fifo}: not a regular file\n`],
+      [['--tls-cert', a.cert, '--tls-key', '/dev/zero'], {}, 'parley: the TLS key /dev/zero is too large (more than 1048576 bytes)\n'],
     ];
     for (const [args, env, stderr] of cases) {
       const dataDir = tmp.make();
