@@ -227,8 +227,10 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     // A renewed certificate (certbot's deploy hook, `systemctl reload`) without a restart. Without
-    // TLS, SIGHUP keeps its default meaning.
+    // TLS, SIGHUP keeps its default meaning (end) only on a terminal, where it is a hangup; a service
+    // must survive `systemctl reload` (systemd counts a SIGHUP death as clean and would not restart).
     if (server.tls) process.on('SIGHUP', () => reloadTls(server));
+    else if (!process.stderr.isTTY) process.on('SIGHUP', () => process.stderr.write('parley: SIGHUP: no TLS certificate to reload; still serving\n'));
   });
   // Where the web app is, for the person who just set this up (stderr: stdout's one line is for scripts).
   if (firstStart) process.stderr.write(`parley: open ${app.publicUrl}/ in a browser and log in as the owner\n`);

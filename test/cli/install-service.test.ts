@@ -176,6 +176,13 @@ describe('parley install-service --root DIR', () => {
   });
 });
 
+describe('the shipped unit', () => {
+  it('supports systemctl reload (the README\'s certificate renewal): ExecReload sends SIGHUP to Parley', () => {
+    // Finding: without ExecReload, `systemctl reload parley` failed ("Job type reload is not applicable").
+    assert.ok(SHIPPED_UNIT.split('\n').includes('ExecReload=/bin/kill -HUP $MAINPID'), SHIPPED_UNIT);
+  });
+});
+
 describe('parley install-service --dry-run', () => {
   it('prints the unit and every step, and writes nothing', async () => {
     const root = tmp.make();
