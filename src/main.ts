@@ -249,7 +249,13 @@ function warnAboutTls(pair: CheckedTls): void {
 /** SIGHUP: serve the renewed certificate to new connections, or keep the old one and say why. */
 function reloadTls(server: Server): void {
   try {
+    const before = server.tls;
     const pair = server.reloadTls();
+    if (pair === before) {
+      process.stderr.write(`parley: TLS certificate unchanged in ${pair.cert} (SHA-256 ${pair.fingerprint256}); nothing reloaded\n`);
+      warnAboutTls(pair);
+      return;
+    }
     process.stderr.write(`parley: TLS certificate reloaded from ${pair.cert} (SHA-256 ${pair.fingerprint256}, valid until ${pair.validTo})\n`);
     warnAboutTls(pair);
   } catch (err) {

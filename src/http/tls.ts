@@ -15,6 +15,8 @@ export interface TlsFiles {
 export interface CheckedTls extends TlsFiles {
   /** SHA-256 fingerprint of the leaf certificate, as `AB:CD:...`. */
   fingerprint256: string;
+  /** SHA-256 of both files' bytes: a reload with the same files has nothing to do. */
+  filesSha256: string;
   /** The leaf certificate's notBefore and notAfter, as OpenSSL prints them. */
   validFrom: string;
   validTo: string;
@@ -100,7 +102,8 @@ export function checkTlsPair(files: TlsFiles): CheckedTls {
     }
     throw new TlsError(`the TLS key ${files.key} does not match the certificate ${files.cert}`);
   }
-  return { ...files, fingerprint256: cert.fingerprint256, validFrom: cert.validFrom, validTo: cert.validTo };
+  const filesSha256 = crypto.createHash('sha256').update(certPem).update('\0').update(keyPem).digest('hex');
+  return { ...files, fingerprint256: cert.fingerprint256, filesSha256, validFrom: cert.validFrom, validTo: cert.validTo };
 }
 
 /**
