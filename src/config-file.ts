@@ -34,16 +34,27 @@ export function chooseConfigFile(opts: { flag?: string; env: NodeJS.ProcessEnv; 
 
 /** The line (1-based) where top-level `key` is set or its table opens; 0 when not found. */
 function lineOf(text: string, key: string): number {
-  const k = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const re = new RegExp(`^\\s*(?:\\[\\[?\\s*)?(?:${k}|"${k}"|'${k}')\\s*[.=\\]]`);
+  // The first key of a line (or of a [table] header), bare or quoted; quoted ones are decoded by the
+  // TOML parser itself, so "p\u006frt" is found as port.
+  const re = /^\s*(?:\[\[?\s*)?("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*[.=\]]/;
+  const decode = (token: string): string => {
+    if (token.startsWith("'")) return token.slice(1, -1);
+    if (!token.startsWith('"')) return token;
+    try {
+      return String(parse(`k = ${token}`).k);
+    } catch {
+      return token;
+    }
+  };
   const lines = text.split(/\r?\n/);
   // Lines inside a multi-line string (""" or ''') are text, not keys.
   let open: string | null = null;
   for (let i = 0; i < lines.length; i++) {
-    if (open === null && re.test(lines[i])) return i + 1;
-    for (const m of lines[i].matchAll(/"""|'''/g)) {
-      if (open === null) open = m[0];
-      else if (open === m[0]) open = null;
+    const m = open === null ? re.exec(lines[i]) : null;
+    if (m && decode(m[1]) === key) return i + 1;
+    for (const q of lines[i].matchAll(/"""|'''/g)) {
+      if (open === null) open = q[0];
+      else if (open === q[0]) open = null;
     }
   }
   return 0;

@@ -179,6 +179,8 @@ describe('bad input', () => {
       ['email_from = 2024-01-01\n', 'line 1: email_from must be a non-empty string, got a date'],
       ["  'port' = true\n", 'line 1: port must be an integer from 0 to 65535, got true'],
       ['email_from = """\nport = 1\n"""\nport = "x"\n', 'line 4: port must be an integer from 0 to 65535, got "x"'],
+      // Finding: a key spelled with an escape was found on no line, and the message said "line 0".
+      ['host = "::"\n"p\\u006frt" = "x"\n', 'line 2: port must be an integer from 0 to 65535, got "x"'],
     ];
     for (const [text, want] of cases) {
       const f = tomlFile(text);
