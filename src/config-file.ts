@@ -60,6 +60,27 @@ function lineOf(text: string, key: string): number {
   return 0;
 }
 
+/** The bytes as text; TOML is UTF-8, and other bytes would silently become U+FFFD in a setting. */
+function utf8(file: string, bytes: Buffer): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    let line = 1;
+    let start = 0;
+    for (let i = 0; i <= bytes.length; i++) {
+      if (i < bytes.length && bytes[i] !== 0x0a) continue;
+      try {
+        new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(start, i));
+      } catch {
+        break;
+      }
+      line++;
+      start = i + 1;
+    }
+    throw new ConfigError(`${file}, line ${line}: not valid TOML: the file is not UTF-8 text`);
+  }
+}
+
 /** The first `limit` bytes of the file at most: a device that never ends (/dev/zero) is not read to its end. */
 function readAtMost(file: string, limit: number): Buffer {
   const fd = fs.openSync(file, 'r');
@@ -89,7 +110,7 @@ export function readConfigFile(choice: FileChoice): Values {
     if (st.size > MAX_FILE_BYTES) throw new ConfigError(`${file}: too large for a configuration file (${st.size} bytes, at most ${MAX_FILE_BYTES})`);
     const bytes = readAtMost(file, MAX_FILE_BYTES + 1);
     if (bytes.length > MAX_FILE_BYTES) throw new ConfigError(`${file}: too large for a configuration file (more than ${MAX_FILE_BYTES} bytes)`);
-    text = bytes.toString('utf8');
+    text = utf8(file, bytes);
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     const e = err as NodeJS.ErrnoException;

@@ -223,6 +223,14 @@ describe('bad input', () => {
     assert.equal(message(() => load({ file: big })), `ConfigError: ${big}: too large for a configuration file (1048579 bytes, at most 1048576)`);
   });
 
+  it('refuses a file that is not UTF-8, naming the line', () => {
+    // Finding: Latin-1 bytes were decoded as U+FFFD without a word (email_from = "Parley Café" became
+    // "Parley Caf\uFFFD"); TOML files are UTF-8.
+    const f = path.join(temps.make(), 'latin1.toml');
+    fs.writeFileSync(f, Buffer.concat([Buffer.from('port = 1\nemail_from = "Parley Caf'), Buffer.from([0xe9]), Buffer.from(' <a@example.com>"\n')]));
+    assert.equal(message(() => load({ file: f })), `ConfigError: ${f}, line 2: not valid TOML: the file is not UTF-8 text`);
+  });
+
   it('refuses data_dir in the data directory\'s own parley.conf', () => {
     const dataDir = temps.make();
     const f = path.join(dataDir, 'parley.conf');
