@@ -123,7 +123,8 @@ function topUsage(): string {
 
 function baseConfig(values: Record<string, string | boolean | undefined>, requireDataDir: boolean): Config {
   const configFlag = typeof values.config === 'string' ? values.config : undefined;
-  const { config, dataDirSet } = loadConfig({ flags: valuesFromFlags(values), configFlag });
+  const { config, dataDirSet, warnings } = loadConfig({ flags: valuesFromFlags(values), configFlag });
+  for (const w of warnings) process.stderr.write(`parley: warning: ${w}\n`);
   if (requireDataDir && !dataDirSet) throw new UsageError('--data-dir is required (or PARLEY_DATA_DIR, or data_dir in the configuration file)');
   // Before createApp loads SQLite's addon: the executable extracts it there.
   setCacheDir(config.cacheDir);

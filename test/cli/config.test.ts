@@ -223,6 +223,20 @@ describe('bad input', () => {
     assert.equal(message(() => load({ file: big })), `ConfigError: ${big}: too large for a configuration file (1048579 bytes, at most 1048576)`);
   });
 
+  it('warns when a file every user can read holds a secret', () => {
+    // Finding: push_token, tls_key_passphrase or an SMTP password in a world-readable file (the
+    // usual 0644 of a file made with an editor) went unnoticed; install-service writes 0640.
+    const f = tomlFile('push_url = "https://push.example.com"\npush_token = "T"\nsmtp_url = "smtp://u:pw@mail.example.com"\n');
+    fs.chmodSync(f, 0o644);
+    assert.deepEqual(load({ file: f }).warnings, [`${f} holds secrets (push_token, smtp_url) and every user of this machine can read it: chmod o-r ${f}`]);
+    fs.chmodSync(f, 0o640);
+    assert.deepEqual(load({ file: f }).warnings, []);
+    const plain = tomlFile('port = 1\nsmtp_url = "smtp://mail.example.com"\n');
+    fs.chmodSync(plain, 0o644);
+    assert.deepEqual(load({ file: plain }).warnings, []);
+    assert.deepEqual(load({}).warnings, []);
+  });
+
   it('refuses a file that is not UTF-8, naming the line', () => {
     // Finding: Latin-1 bytes were decoded as U+FFFD without a word (email_from = "Parley Café" became
     // "Parley Caf\uFFFD"); TOML files are UTF-8.
