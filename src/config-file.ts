@@ -34,19 +34,68 @@ export function chooseConfigFile(opts: { flag?: string; env: NodeJS.ProcessEnv; 
 
 /** The line (1-based) where top-level `key` is set or its table opens; 0 when not found. */
 function lineOf(text: string, key: string): number {
-  const k = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const re = new RegExp(`^\\s*(?:\\[\\[?\\s*)?(?:${k}|"${k}"|'${k}')\\s*[.=\\]]`);
+  // The first key of a line (or of a [table] header), bare or quoted; quoted ones are decoded by the
+  // TOML parser itself, so "p\u006frt" is found as port.
+  const re = /^\s*(?:\[\[?\s*)?("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*[.=\]]/;
+  const decode = (token: string): string => {
+    if (token.startsWith("'")) return token.slice(1, -1);
+    if (!token.startsWith('"')) return token;
+    try {
+      return String(parse(`k = ${token}`).k);
+    } catch {
+      return token;
+    }
+  };
   const lines = text.split(/\r?\n/);
   // Lines inside a multi-line string (""" or ''') are text, not keys.
   let open: string | null = null;
   for (let i = 0; i < lines.length; i++) {
-    if (open === null && re.test(lines[i])) return i + 1;
-    for (const m of lines[i].matchAll(/"""|'''/g)) {
-      if (open === null) open = m[0];
-      else if (open === m[0]) open = null;
+    const m = open === null ? re.exec(lines[i]) : null;
+    if (m && decode(m[1]) === key) return i + 1;
+    for (const q of lines[i].matchAll(/"""|'''/g)) {
+      if (open === null) open = q[0];
+      else if (open === q[0]) open = null;
     }
   }
   return 0;
+}
+
+/** The bytes as text; TOML is UTF-8, and other bytes would silently become U+FFFD in a setting. */
+function utf8(file: string, bytes: Buffer): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    let line = 1;
+    let start = 0;
+    for (let i = 0; i <= bytes.length; i++) {
+      if (i < bytes.length && bytes[i] !== 0x0a) continue;
+      try {
+        new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(start, i));
+      } catch {
+        break;
+      }
+      line++;
+      start = i + 1;
+    }
+    throw new ConfigError(`${file}, line ${line}: not valid TOML: the file is not UTF-8 text`);
+  }
+}
+
+/** The first `limit` bytes of the file at most: a device that never ends (/dev/zero) is not read to its end. */
+function readAtMost(file: string, limit: number): Buffer {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(limit);
+    let n = 0;
+    while (n < limit) {
+      const got = fs.readSync(fd, buf, n, limit - n, null);
+      if (got === 0) break;
+      n += got;
+    }
+    return buf.subarray(0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Reads and checks the file: the settings it sets. */
@@ -54,13 +103,18 @@ export function readConfigFile(choice: FileChoice): Values {
   const { file } = choice;
   let text: string;
   try {
-    const size = fs.statSync(file).size;
-    if (size > MAX_FILE_BYTES) throw new ConfigError(`${file}: too large for a configuration file (${size} bytes, at most ${MAX_FILE_BYTES})`);
-    text = fs.readFileSync(file, 'utf8');
+    const st = fs.statSync(file);
+    // A FIFO or socket would block the start forever waiting for a writer. Character devices stay
+    // allowed (/dev/null is an empty file); the bounded read below stops /dev/zero.
+    if (st.isFIFO() || st.isSocket()) throw new ConfigError(`cannot read the configuration file ${file}: not a regular file`);
+    if (st.size > MAX_FILE_BYTES) throw new ConfigError(`${file}: too large for a configuration file (${st.size} bytes, at most ${MAX_FILE_BYTES})`);
+    const bytes = readAtMost(file, MAX_FILE_BYTES + 1);
+    if (bytes.length > MAX_FILE_BYTES) throw new ConfigError(`${file}: too large for a configuration file (more than ${MAX_FILE_BYTES} bytes)`);
+    text = utf8(file, bytes);
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     const e = err as NodeJS.ErrnoException;
-    const reason = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'it is a directory' }[e.code ?? ''] ?? e.message;
+    const reason = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'it is a directory', ELOOP: 'a loop of symbolic links' }[e.code ?? ''] ?? e.message;
     throw new ConfigError(`cannot read the configuration file ${file}: ${reason}`);
   }
   let doc: Record<string, unknown>;

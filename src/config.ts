@@ -1,5 +1,6 @@
 // Server configuration: the settings of src/settings.ts (defaults, then the configuration file, then
 // PARLEY_* environment variables, then flags) turned into the Config the server runs with.
+import fs from 'node:fs';
 import path from 'node:path';
 import type { SyncLevel } from './db/open';
 import { chooseConfigFile, readConfigFile } from './config-file';
@@ -167,6 +168,34 @@ export interface LoadedConfig {
   file: string | null;
   /** Whether data_dir came from a flag, the environment or the file (not the default). */
   dataDirSet: boolean;
+  /** What the start should say about the configuration without refusing it. */
+  warnings: string[];
+}
+
+/** The settings whose value is a credential (an SMTP URL only when it carries a password). */
+function secretKeys(values: Values): string[] {
+  return Object.keys(values).filter((key) => {
+    if (key === 'push_token' || key === 'tls_key_passphrase') return true;
+    if (key !== 'smtp_url') return false;
+    try {
+      return new URL(String(values[key])).password !== '';
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** A file every user can read must not hold credentials (install-service writes 0640). */
+function fileWarnings(file: string, values: Values): string[] {
+  const secrets = secretKeys(values);
+  if (secrets.length === 0) return [];
+  let mode: number;
+  try {
+    mode = fs.statSync(file).mode;
+  } catch {
+    return [];
+  }
+  return mode & 0o004 ? [`${file} holds secrets (${secrets.join(', ')}) and every user of this machine can read it: chmod o-r ${file}`] : [];
 }
 
 /**
@@ -182,5 +211,6 @@ export function loadConfig(opts: { flags: Values; configFlag?: string; env?: Nod
   const fromFile = choice ? readConfigFile(choice) : {};
   const v = resolve(fromFile, fromEnv, opts.flags);
   const dataDirSet = [fromFile, fromEnv, opts.flags].some((layer) => layer.data_dir != null);
-  return { config: configFromValues(v), file: choice?.file ?? null, dataDirSet };
+  const warnings = choice ? fileWarnings(choice.file, fromFile) : [];
+  return { config: configFromValues(v), file: choice?.file ?? null, dataDirSet, warnings };
 }

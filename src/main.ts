@@ -14,7 +14,7 @@ import { syncApiEmails } from './actions/user-access';
 import { allRoutes } from './api';
 import { JsonableError } from './http/errors';
 import { startServer, type Server } from './http/server';
-import { checkTlsPair, TlsError } from './http/tls';
+import { checkTlsPair, TlsError, tlsValidityWarning, type CheckedTls } from './http/tls';
 import { DEMO_USERS, readyInfo, seedDemo, writeReadyFile } from './demo';
 import { zuliprc } from './cli/zuliprc';
 import { installService, INSTALL_SERVICE_OPTIONS, INSTALL_SERVICE_USAGE } from './cli/install-service';
@@ -123,7 +123,8 @@ function topUsage(): string {
 
 function baseConfig(values: Record<string, string | boolean | undefined>, requireDataDir: boolean): Config {
   const configFlag = typeof values.config === 'string' ? values.config : undefined;
-  const { config, dataDirSet } = loadConfig({ flags: valuesFromFlags(values), configFlag });
+  const { config, dataDirSet, warnings } = loadConfig({ flags: valuesFromFlags(values), configFlag });
+  for (const w of warnings) process.stderr.write(`parley: warning: ${w}\n`);
   if (requireDataDir && !dataDirSet) throw new UsageError('--data-dir is required (or PARLEY_DATA_DIR, or data_dir in the configuration file)');
   // Before createApp loads SQLite's addon: the executable extracts it there.
   setCacheDir(config.cacheDir);
@@ -181,7 +182,7 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
   // Both or neither, from whichever layers set them; checked before anything is written, so a first
   // start cannot create the organization and then fail.
   if ((config.tlsCert === null) !== (config.tlsKey === null)) throw new UsageError('--tls-cert and --tls-key go together (or PARLEY_TLS_CERT and PARLEY_TLS_KEY, tls_cert and tls_key)');
-  if (config.tlsCert && config.tlsKey) checkTlsPair({ cert: config.tlsCert, key: config.tlsKey, passphrase: config.tlsKeyPassphrase });
+  if (config.tlsCert && config.tlsKey) warnAboutTls(checkTlsPair({ cert: config.tlsCert, key: config.tlsKey, passphrase: config.tlsKeyPassphrase }));
   const app = createApp(config);
   let readyEmails: readonly string[] = values.demo ? DEMO_USERS.map((u) => u.email) : [];
   let firstStart = false;
@@ -227,8 +228,10 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     // A renewed certificate (certbot's deploy hook, `systemctl reload`) without a restart. Without
-    // TLS, SIGHUP keeps its default meaning.
+    // TLS, SIGHUP keeps its default meaning (end) only on a terminal, where it is a hangup; a service
+    // must survive `systemctl reload` (systemd counts a SIGHUP death as clean and would not restart).
     if (server.tls) process.on('SIGHUP', () => reloadTls(server));
+    else if (!process.stderr.isTTY) process.on('SIGHUP', () => process.stderr.write('parley: SIGHUP: no TLS certificate to reload; still serving\n'));
   });
   // Where the web app is, for the person who just set this up (stderr: stdout's one line is for scripts).
   if (firstStart) process.stderr.write(`parley: open ${app.publicUrl}/ in a browser and log in as the owner\n`);
@@ -238,11 +241,24 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
   return stopped;
 }
 
+/** An expired (or not yet valid) certificate is served, but the log says why clients refuse it. */
+function warnAboutTls(pair: CheckedTls): void {
+  const warning = tlsValidityWarning(pair);
+  if (warning) process.stderr.write(`parley: warning: ${warning}\n`);
+}
+
 /** SIGHUP: serve the renewed certificate to new connections, or keep the old one and say why. */
 function reloadTls(server: Server): void {
   try {
+    const before = server.tls;
     const pair = server.reloadTls();
+    if (pair === before) {
+      process.stderr.write(`parley: TLS certificate unchanged in ${pair.cert} (SHA-256 ${pair.fingerprint256}); nothing reloaded\n`);
+      warnAboutTls(pair);
+      return;
+    }
     process.stderr.write(`parley: TLS certificate reloaded from ${pair.cert} (SHA-256 ${pair.fingerprint256}, valid until ${pair.validTo})\n`);
+    warnAboutTls(pair);
   } catch (err) {
     const reason = err instanceof TlsError ? err.message : String(err);
     process.stderr.write(`parley: TLS reload failed, still serving the previous certificate: ${reason}\n`);
@@ -288,6 +304,8 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    // Exactly one configuration file is read: a second --config would silently be the only one.
+    if (rest.filter((a) => a === '--config' || a.startsWith('--config=')).length > 1) throw new UsageError('--config given twice: Parley reads one configuration file');
     if (name === 'backup') return await backup(rest);
     const { values, positionals } = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);

@@ -10,8 +10,8 @@ export type Kind =
   | { type: 'string' }
   /** A filesystem path: relative ones resolve against the working directory (env, flag) or the file's directory. */
   | { type: 'path' }
-  /** An absolute URL with one of `protocols`. */
-  | { type: 'url'; protocols: readonly string[] }
+  /** An absolute URL with one of `protocols`; `bare`: no credentials, query or fragment (a public address). */
+  | { type: 'url'; protocols: readonly string[]; bare?: boolean }
   | { type: 'integer'; min: number; max: number }
   | { type: 'boolean' }
   | { type: 'enum'; values: readonly string[] }
@@ -44,12 +44,15 @@ const MAX = Number.MAX_SAFE_INTEGER;
 const positive = { type: 'integer', min: 1, max: MAX } as const;
 const boolean = { type: 'boolean' } as const;
 const rate = { type: 'rate' } as const;
+// Settings that become timers stay well below setTimeout's limit (2^31-1 ms, about 24.8 days): Node
+// fires a longer timer after 1 ms, which would turn a long wait into none.
+const MAX_TIMER_MS = 3_600_000;
 
 export const SETTINGS: readonly Setting[] = [
   { key: 'data_dir', env: 'PARLEY_DATA_DIR', flag: 'data-dir', kind: { type: 'path' }, default: './data', metavar: 'DIR|:memory:', doc: 'data directory: parley.db, uploads/, outbox/; `:memory:` keeps the database in memory' },
   { key: 'host', env: 'PARLEY_HOST', flag: 'host', kind: { type: 'string' }, default: '127.0.0.1', metavar: 'HOST', doc: 'address to listen on (`0.0.0.0`: every IPv4 interface)' },
   { key: 'port', env: 'PARLEY_PORT', flag: 'port', kind: { type: 'integer', min: 0, max: 65535 }, default: 9991, metavar: 'PORT', doc: 'port to listen on (0 picks a free one)' },
-  { key: 'external_url', env: 'PARLEY_EXTERNAL_URL', flag: 'external-url', kind: { type: 'url', protocols: ['http:', 'https:'] }, default: null, defaultText: 'the listening address', example: 'https://chat.example.com', metavar: 'URL', doc: 'public address used in links (emails, `realm_url`)' },
+  { key: 'external_url', env: 'PARLEY_EXTERNAL_URL', flag: 'external-url', kind: { type: 'url', protocols: ['http:', 'https:'], bare: true }, default: null, defaultText: 'the listening address', example: 'https://chat.example.com', metavar: 'URL', doc: 'public address used in links (emails, `realm_url`)' },
   { key: 'rate_limits', env: 'PARLEY_RATE_LIMITS', flag: 'rate-limits', kind: boolean, default: true, doc: 'rate limits on API requests, logins and sign-up emails' },
   { key: 'rate_limit_user', env: 'PARLEY_RATE_LIMIT_USER', flag: 'rate-limit-user', kind: rate, default: '200/60', metavar: 'N/S', doc: 'API requests per user (requests/seconds)' },
   { key: 'rate_limit_ip', env: 'PARLEY_RATE_LIMIT_IP', flag: 'rate-limit-ip', kind: rate, default: '100/60', metavar: 'N/S', doc: 'unauthenticated API requests per client address (requests/seconds)' },
@@ -59,12 +62,12 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'max_body_bytes', env: 'PARLEY_MAX_BODY_BYTES', flag: 'max-body-bytes', kind: positive, default: 6 * 1024 * 1024, metavar: 'BYTES', doc: 'largest form body, files apart (bytes)' },
   { key: 'max_file_upload_size_mib', env: 'PARLEY_MAX_FILE_UPLOAD_SIZE_MIB', flag: 'max-file-upload-size-mib', kind: positive, default: 100, metavar: 'MIB', doc: 'largest uploaded file (MiB)' },
   { key: 'bot_storage_limit', env: 'PARLEY_BOT_STORAGE_LIMIT', flag: 'bot-storage-limit', kind: positive, default: 10_000_000, metavar: 'CHARS', doc: "a bot's storage, keys plus values (characters)" },
-  { key: 'heartbeat_seconds', env: 'PARLEY_HEARTBEAT_SECONDS', flag: 'heartbeat-seconds', kind: positive, default: 50, metavar: 'S', doc: 'seconds a `GET /events` waits before a heartbeat' },
+  { key: 'heartbeat_seconds', env: 'PARLEY_HEARTBEAT_SECONDS', flag: 'heartbeat-seconds', kind: { type: 'integer', min: 1, max: 86_400 }, default: 50, metavar: 'S', doc: 'seconds a `GET /events` waits before a heartbeat' },
   { key: 'queue_lifespan_seconds', env: 'PARLEY_QUEUE_LIFESPAN_SECONDS', flag: 'queue-lifespan-seconds', kind: positive, default: 600, metavar: 'S', doc: 'idle event queues are collected after this many seconds' },
   { key: 'invitation_validity_minutes', env: 'PARLEY_INVITATION_VALIDITY_MINUTES', flag: 'invitation-validity-minutes', kind: positive, default: 14400, metavar: 'MIN', doc: 'invitation validity when the inviter does not say (minutes)' },
   { key: 'web_public_streams', env: 'PARLEY_WEB_PUBLIC_STREAMS', flag: 'web-public-streams', kind: boolean, default: false, doc: "web-public channels (Zulip's `WEB_PUBLIC_STREAMS_ENABLED`)" },
   { key: 'access_limits_presence', env: 'PARLEY_ACCESS_LIMITS_PRESENCE', flag: 'access-limits-presence', kind: boolean, default: true, doc: "users one cannot see are left out of presence (Zulip's `CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE`)" },
-  { key: 'push_url', env: 'PARLEY_PUSH_URL', flag: 'push-url', kind: { type: 'url', protocols: ['http:', 'https:'] }, default: null, defaultText: 'none (no push notifications)', example: 'https://push.example.com', metavar: 'URL', doc: 'push notification service' },
+  { key: 'push_url', env: 'PARLEY_PUSH_URL', flag: 'push-url', kind: { type: 'url', protocols: ['http:', 'https:'], bare: true }, default: null, defaultText: 'none (no push notifications)', example: 'https://push.example.com', metavar: 'URL', doc: 'push notification service' },
   { key: 'push_token', env: 'PARLEY_PUSH_TOKEN', flag: 'push-token', kind: { type: 'string' }, default: null, defaultText: 'none', example: 'TOKEN', metavar: 'TOKEN', doc: "the push notification service's credentials" },
   { key: 'smtp_url', env: 'PARLEY_SMTP_URL', flag: 'smtp-url', kind: { type: 'url', protocols: ['smtp:', 'smtps:'] }, default: null, defaultText: 'none (emails are written to `DATA_DIR/outbox/`)', example: 'smtp://user:pass@mail.example.com:587', metavar: 'URL', doc: 'mail server for outgoing email, e.g. `smtp://user:pass@mail.example.com:587`' },
   { key: 'email_from', env: 'PARLEY_EMAIL_FROM', flag: 'email-from', kind: { type: 'string' }, default: null, defaultText: '`Parley <noreply@HOST>`, HOST from the public address', example: 'Parley <chat@example.com>', metavar: 'ADDRESS', doc: 'sender of outgoing email' },
@@ -79,9 +82,9 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'tls_key', env: 'PARLEY_TLS_KEY', flag: 'tls-key', kind: { type: 'path' }, default: null, defaultText: 'none', example: '/etc/letsencrypt/live/chat.example.com/privkey.pem', metavar: 'PEM', doc: 'HTTPS private key (PEM); re-read on SIGHUP' },
   { key: 'tls_key_passphrase', env: 'PARLEY_TLS_KEY_PASSPHRASE', flag: 'tls-key-passphrase', kind: { type: 'string' }, default: null, defaultText: 'none', example: 'SECRET', metavar: 'SECRET', doc: 'passphrase of an encrypted TLS key (prefer the file or the environment: flags show in `ps`)' },
   { key: 'trusted_proxies', env: 'PARLEY_TRUSTED_PROXIES', flag: 'trusted-proxies', kind: { type: 'addresses' }, default: null, defaultText: 'none', example: '127.0.0.1,::1', metavar: 'ADDR,...', doc: 'reverse proxies whose `X-Forwarded-For` is believed (addresses, CIDR ranges)' },
-  { key: 'outgoing_webhook_timeout_ms', env: 'PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS', flag: 'outgoing-webhook-timeout-ms', kind: positive, default: 10_000, metavar: 'MS', doc: "an outgoing-webhook bot's request, connect to answer (ms)" },
+  { key: 'outgoing_webhook_timeout_ms', env: 'PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS', flag: 'outgoing-webhook-timeout-ms', kind: { type: 'integer', min: 1, max: MAX_TIMER_MS }, default: 10_000, metavar: 'MS', doc: "an outgoing-webhook bot's request, connect to answer (ms)" },
   { key: 'outgoing_webhook_max_response_bytes', env: 'PARLEY_OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES', flag: 'outgoing-webhook-max-response-bytes', kind: positive, default: 1024 * 1024, metavar: 'BYTES', doc: "largest answer read from an outgoing-webhook bot's server (bytes)" },
-  { key: 'outgoing_webhook_retry_ms', env: 'PARLEY_OUTGOING_WEBHOOK_RETRY_MS', flag: 'outgoing-webhook-retry-ms', kind: { type: 'integer', min: 0, max: MAX }, default: 1000, metavar: 'MS', doc: 'delay before the first retry of a failed outgoing-webhook request, doubling per retry (ms)' },
+  { key: 'outgoing_webhook_retry_ms', env: 'PARLEY_OUTGOING_WEBHOOK_RETRY_MS', flag: 'outgoing-webhook-retry-ms', kind: { type: 'integer', min: 0, max: MAX_TIMER_MS }, default: 1000, metavar: 'MS', doc: 'delay before the first retry of a failed outgoing-webhook request, doubling per retry (ms)' },
   { key: 'outgoing_webhook_max_pending', env: 'PARLEY_OUTGOING_WEBHOOK_MAX_PENDING', flag: 'outgoing-webhook-max-pending', kind: positive, default: 1000, metavar: 'N', doc: 'outgoing-webhook deliveries waiting or running, past which new ones are dropped' },
   { key: 'outgoing_webhook_concurrency', env: 'PARLEY_OUTGOING_WEBHOOK_CONCURRENCY', flag: 'outgoing-webhook-concurrency', kind: positive, default: 4, metavar: 'N', doc: 'outgoing-webhook requests in flight at once' },
   { key: 'outgoing_webhook_allow_private', env: 'PARLEY_OUTGOING_WEBHOOK_ALLOW_PRIVATE', flag: 'outgoing-webhook-allow-private', kind: boolean, default: false, doc: "outgoing-webhook bots may reach loopback, link-local, private-network and this server's own addresses" },
@@ -119,7 +122,7 @@ export function expected(kind: Kind, source: 'file' | 'env' | 'flag'): string {
     case 'path':
       return 'a path';
     case 'url':
-      return `an ${kind.protocols.map((p) => p.slice(0, -1)).join(' or ')} URL`;
+      return `an ${kind.protocols.map((p) => p.slice(0, -1)).join(' or ')} URL${kind.bare ? ' without credentials, query or fragment' : ''}`;
     case 'integer':
       return kind.max === MAX ? `an integer of at least ${kind.min}` : `an integer from ${kind.min} to ${kind.max}`;
     case 'boolean':
@@ -169,9 +172,11 @@ export function check(kind: Kind, value: unknown, base: string): Value | null {
       return typeof value === 'boolean' ? value : null;
     case 'string':
       // An empty value would mean "unset" in the environment; in the file it is a mistake (host = "").
-      return typeof value === 'string' && value !== '' ? value : null;
+      return typeof value === 'string' && value.trim() !== '' ? value : null;
     case 'path':
-      if (typeof value !== 'string' || value === '') return null;
+      // Surrounding spaces are a copy-paste's: " /var/lib/parley" would be a new directory under the
+      // working one (and a new, empty organization there).
+      if (typeof value !== 'string' || value === '' || value.trim() !== value) return null;
       return value === ':memory:' ? value : path.resolve(base, value);
     case 'url': {
       if (typeof value !== 'string') return null;
@@ -181,8 +186,12 @@ export function check(kind: Kind, value: unknown, base: string): Value | null {
       } catch {
         return null;
       }
-      // Links are built by appending paths: a trailing slash would double them.
-      return kind.protocols.includes(url.protocol) ? value.replace(/\/+$/, '') : null;
+      if (!kind.protocols.includes(url.protocol)) return null;
+      // The public URL is realm_url, shown to anyone (GET /server_settings): no credentials in it; and
+      // links are built by appending paths, which a query or fragment would break.
+      if (kind.bare && (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || /[?#]/.test(value))) return null;
+      // A trailing slash would double the slashes of appended paths.
+      return value.replace(/\/+$/, '');
     }
     case 'enum':
       return typeof value === 'string' && kind.values.includes(value) ? value : null;

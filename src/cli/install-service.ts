@@ -85,6 +85,18 @@ export function installService(values: Record<string, string | boolean | undefin
     return 1;
   }
 
+  // A unit file is read line by line: a line break in a path would end ExecStart and start another
+  // directive (ExecStartPre= runs as root). Quoting cannot carry it, so such a path is refused.
+  // eslint-disable-next-line no-control-regex
+  const unsafe = exec.find((word) => /[\x00-\x1f\x7f]/.test(word));
+  if (unsafe !== undefined) {
+    process.stderr.write(
+      `parley: the executable path ${JSON.stringify(unsafe)} holds a control character (a line break, a tab...), which a systemd unit cannot hold: ` +
+        'move or rename the executable, e.g. to /usr/local/bin/parley\n',
+    );
+    return 1;
+  }
+
   // ProtectHome=yes hides /home, /root and /run/user from the service: it could not start from there.
   const hidden = exec.find((word) => /^\/(home|root|run\/user)(\/|$)/.test(word));
   if (hidden) {
@@ -99,7 +111,16 @@ export function installService(values: Record<string, string | boolean | undefin
   const unit = unitText(exec);
   const unitFile = at(UNIT_PATH);
   const configFile = at(CONFIG_PATH);
-  const configExists = fs.existsSync(configFile);
+  // lstat, not existsSync: a symbolic link to a file not there yet (a disk mounted later) is the
+  // administrator's configuration too, and must be kept as it is.
+  const configExists = (() => {
+    try {
+      fs.lstatSync(configFile);
+      return true;
+    } catch {
+      return false;
+    }
+  })();
   if (dryRun) {
     out(`would write ${unitFile}:`);
     process.stdout.write(unit.replace(/^(?=.)/gm, '    '));

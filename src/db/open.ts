@@ -13,10 +13,46 @@ export type Db = Database.Database;
 // FULL fsyncs the WAL on every commit and survives power loss too, at a cost in write throughput.
 export type SyncLevel = 'normal' | 'full';
 
+/** The file cannot be used (garbage, a damaged header, a read-only or full disk): the start stops and leaves it. */
+export class DamagedDatabaseError extends Error {}
+
+/**
+ * SQLite's errors at opening, as a message naming the file and what to look at: a damaged file, or
+ * a directory it cannot write in (read-only mount, full disk); other errors as they are.
+ */
+function explained(file: string, err: unknown): unknown {
+  const code = (err as { code?: string }).code ?? '';
+  const sqlite = (err as Error).message;
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
+    return new DamagedDatabaseError(`${file}: not a Parley database, or a damaged one (SQLite: ${sqlite}); it was left as it is: restore it from a backup, or move it away to start a new one`);
+  }
+  if (/^SQLITE_(CANTOPEN|READONLY|FULL|IOERR)/.test(code)) {
+    return new DamagedDatabaseError(
+      `${file}: cannot open or write the database (SQLite: ${sqlite}): Parley writes ${path.basename(file)}, ${path.basename(file)}-wal and ${path.basename(file)}-shm in ${path.dirname(file)}: is the disk read-only or full?`,
+    );
+  }
+  return err;
+}
+
 /** Opens (creating if needed) `file`, or an in-memory database for ':memory:'. */
 export function openDatabase(file: string, opts: { synchronous?: SyncLevel } = {}): Db {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file, { nativeBinding: loadSqliteAddon() as never });
+  let db: Db | null = null;
+  try {
+    db = new Database(file, { nativeBinding: loadSqliteAddon() as never });
+    setUp(db, file, opts);
+  } catch (err) {
+    db?.close();
+    // The person starting Parley reads this (main.ts prints start-up errors): name the file.
+    if (err instanceof NewerSchemaError) throw new NewerSchemaError(`${file}: ${err.message}`);
+    throw explained(file, err);
+  }
+  if (file !== ':memory:') ensureIncrementalVacuum(db);
+  return db;
+}
+
+/** Pragmas and migrations; the first statement is the first read of the file. */
+function setUp(db: Db, file: string, opts: { synchronous?: SyncLevel }): void {
   // Free pages go back to the file system (maintenance.ts): a new file gets this before its first
   // table, the only time it is free to set; an older one is converted after its migrations below.
   if (file !== ':memory:' && (db.prepare('SELECT count(*) FROM sqlite_master').pluck().get() as number) === 0) db.pragma('auto_vacuum = INCREMENTAL');
@@ -34,14 +70,5 @@ export function openDatabase(file: string, opts: { synchronous?: SyncLevel } = {
     db.pragma('wal_autocheckpoint = 10000');
     db.pragma('journal_size_limit = 67108864');
   }
-  try {
-    migrate(db);
-  } catch (err) {
-    db.close();
-    // The person starting Parley reads this (main.ts prints start-up errors): name the file.
-    if (err instanceof NewerSchemaError) throw new NewerSchemaError(`${file}: ${err.message}`);
-    throw err;
-  }
-  if (file !== ':memory:') ensureIncrementalVacuum(db);
-  return db;
+  migrate(db);
 }

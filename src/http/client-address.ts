@@ -42,7 +42,11 @@ const MAPPED_V4 = /^(?:0{1,4}:){5}ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i;
  * One spelling per address: uWS writes IPv6 in full (`0000:...:0001`) and IPv4 peers of a dual-stack
  * socket as mapped IPv6. Rate-limit keys and logs want `::1` and `127.0.0.1`. Not an IP: ''.
  */
-export function canonicalIp(text: string): string {
+export function canonicalIp(raw: string): string {
+  // An IPv6 zone id ("fe80::1%eth0") names an interface of the host that wrote it, not of this one,
+  // and URL parsing below would throw on it: dropped.
+  const zone = raw.indexOf('%');
+  const text = zone > 0 && net.isIP(raw) === 6 ? raw.slice(0, zone) : raw;
   const family = net.isIP(text);
   if (family === 4) return text;
   if (family === 0) return '';

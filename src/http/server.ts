@@ -227,6 +227,8 @@ export interface Server {
    * started with. Throws TlsError, still serving the old pair, when the new one cannot be used.
    */
   reloadTls(): CheckedTls;
+  /** Apps replaced by reloads, kept (with their connections) until close(). */
+  readonly retiredApps: number;
   /** Stops accepting, waits for in-flight requests (up to `graceMs`), closes every connection. */
   close(graceMs?: number): Promise<void>;
 }
@@ -780,10 +782,16 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
     get tls() {
       return tls;
     },
+    get retiredApps() {
+      return retired.length;
+    },
     reloadTls() {
       if (tlsFiles === null) throw new TlsError('the server does not serve TLS');
       if (closing) throw new TlsError('the server is stopping');
       const pair = checkTlsPair(tlsFiles);
+      // Same files (a reload from cron, a config tool): keep the app. Each replaced app stays in
+      // memory with its connections until close(), so reloads must not pile them up for nothing.
+      if (tls !== null && pair.filesSha256 === tls.filesSha256) return tls;
       const next = makeApp(pair);
       // uWS calls back synchronously: the new socket is listening before the old one closes, so the
       // port never stops accepting. Connections the kernel queued on the old socket in between (a

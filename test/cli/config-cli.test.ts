@@ -4,6 +4,7 @@
 // directory in the file, and a bad file or variable stopping the start (exit 2, the whole message).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { apiCall, initDataDir, makeTempDirs, runCli, startServe, type Credentials } from '../helpers/cli';
@@ -98,7 +99,7 @@ describe('a bad configuration stops the start', () => {
     const dir = tmp.make();
     const cases: [string, string][] = [
       ['port = 0\nhost = "127.0.0.1"\nport_number = 1\n', 'line 3: unknown key "port_number" (the settings are listed in the README and in parley serve --help)'],
-      ['data_dir = ":memory:"\nheartbeat_seconds = "50"\n', 'line 2: heartbeat_seconds must be an integer of at least 1, got "50"'],
+      ['data_dir = ":memory:"\nheartbeat_seconds = "50"\n', 'line 2: heartbeat_seconds must be an integer from 1 to 86400, got "50"'],
       ['data_dir = ":memory:"\nweb_public_streams = "on"\n', 'line 2: web_public_streams must be true or false, got "on"'],
       ['data_dir = ":memory:"\n[server]\n', 'line 2: unknown key "server" (the settings are listed in the README and in parley serve --help)'],
       ['port = 0\nhost = 127.0.0.1\n', 'line 2, column 13: not valid TOML: illegal character in numeric literal'],
@@ -124,5 +125,24 @@ describe('a bad configuration stops the start', () => {
     assert.deepEqual(a, { code: 2, signal: null, stdout: '', stderr: `parley: cannot read the configuration file ${missing}: no such file\n` });
     assert.deepEqual(b, { code: 2, signal: null, stdout: '', stderr: `parley: cannot read the configuration file ${missing}: no such file\n` });
     assert.deepEqual(c, { code: 2, signal: null, stdout: '', stderr: 'parley: PARLEY_PORT must be an integer from 0 to 65535, got "ninety"\n' });
+  });
+
+  it('exits 2 at once for a FIFO, an endless device or a symbolic link loop named as the file', async () => {
+    // Finding: reading a FIFO blocked the start forever with no message (no writer ever comes), and
+    // /dev/zero (size 0 to stat) was read until memory ran out. Nothing may start either way.
+    const dir = tmp.make();
+    const fifo = path.join(dir, 'parley.toml');
+    execFileSync('mkfifo', [fifo]);
+    const loop = path.join(dir, 'loop.toml');
+    fs.symlinkSync(loop, loop);
+    const quick = { timeoutMs: 20_000 };
+    const [a, b, c] = await Promise.all([
+      runCli(['serve', '--data-dir', ':memory:', '--config', fifo], quick),
+      runCli(['serve', '--data-dir', ':memory:', '--config', '/dev/zero'], quick),
+      runCli(['serve', '--data-dir', ':memory:'], { env: { PARLEY_CONFIG: loop }, ...quick }),
+    ]);
+    assert.deepEqual(a, { code: 2, signal: null, stdout: '', stderr: `parley: cannot read the configuration file ${fifo}: not a regular file\n` });
+    assert.deepEqual(b, { code: 2, signal: null, stdout: '', stderr: 'parley: /dev/zero: too large for a configuration file (more than 1048576 bytes)\n' });
+    assert.deepEqual(c, { code: 2, signal: null, stdout: '', stderr: `parley: cannot read the configuration file ${loop}: a loop of symbolic links\n` });
   });
 });

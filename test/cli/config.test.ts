@@ -172,13 +172,15 @@ describe('bad input', () => {
       ['rate_limits = "off"\n', 'line 1: rate_limits must be true or false, got "off"'],
       ['synchronous = "extra"\n', 'line 1: synchronous must be "normal" or "full", got "extra"'],
       ['rate_limit_login = "5 per minute"\n', 'line 1: rate_limit_login must be requests/seconds like "200/60", got "5 per minute"'],
-      ['external_url = "chat.example.com"\n', 'line 1: external_url must be an http or https URL, got "chat.example.com"'],
+      ['external_url = "chat.example.com"\n', 'line 1: external_url must be an http or https URL without credentials, query or fragment, got "chat.example.com"'],
       ['smtp_url = "http://mail.example.com"\n', 'line 1: smtp_url must be an smtp or smtps URL, got "http://mail.example.com"'],
       ['data_dir = ""\n', 'line 1: data_dir must be a path, got ""'],
       ['port = [1, 2]\n', 'line 1: port must be an integer from 0 to 65535, got an array'],
       ['email_from = 2024-01-01\n', 'line 1: email_from must be a non-empty string, got a date'],
       ["  'port' = true\n", 'line 1: port must be an integer from 0 to 65535, got true'],
       ['email_from = """\nport = 1\n"""\nport = "x"\n', 'line 4: port must be an integer from 0 to 65535, got "x"'],
+      // Finding: a key spelled with an escape was found on no line, and the message said "line 0".
+      ['host = "::"\n"p\\u006frt" = "x"\n', 'line 2: port must be an integer from 0 to 65535, got "x"'],
     ];
     for (const [text, want] of cases) {
       const f = tomlFile(text);
@@ -221,6 +223,28 @@ describe('bad input', () => {
     assert.equal(message(() => load({ file: big })), `ConfigError: ${big}: too large for a configuration file (1048579 bytes, at most 1048576)`);
   });
 
+  it('warns when a file every user can read holds a secret', () => {
+    // Finding: push_token, tls_key_passphrase or an SMTP password in a world-readable file (the
+    // usual 0644 of a file made with an editor) went unnoticed; install-service writes 0640.
+    const f = tomlFile('push_url = "https://push.example.com"\npush_token = "T"\nsmtp_url = "smtp://u:pw@mail.example.com"\n');
+    fs.chmodSync(f, 0o644);
+    assert.deepEqual(load({ file: f }).warnings, [`${f} holds secrets (push_token, smtp_url) and every user of this machine can read it: chmod o-r ${f}`]);
+    fs.chmodSync(f, 0o640);
+    assert.deepEqual(load({ file: f }).warnings, []);
+    const plain = tomlFile('port = 1\nsmtp_url = "smtp://mail.example.com"\n');
+    fs.chmodSync(plain, 0o644);
+    assert.deepEqual(load({ file: plain }).warnings, []);
+    assert.deepEqual(load({}).warnings, []);
+  });
+
+  it('refuses a file that is not UTF-8, naming the line', () => {
+    // Finding: Latin-1 bytes were decoded as U+FFFD without a word (email_from = "Parley Café" became
+    // "Parley Caf\uFFFD"); TOML files are UTF-8.
+    const f = path.join(temps.make(), 'latin1.toml');
+    fs.writeFileSync(f, Buffer.concat([Buffer.from('port = 1\nemail_from = "Parley Caf'), Buffer.from([0xe9]), Buffer.from(' <a@example.com>"\n')]));
+    assert.equal(message(() => load({ file: f })), `ConfigError: ${f}, line 2: not valid TOML: the file is not UTF-8 text`);
+  });
+
   it('refuses data_dir in the data directory\'s own parley.conf', () => {
     const dataDir = temps.make();
     const f = path.join(dataDir, 'parley.conf');
@@ -232,11 +256,11 @@ describe('bad input', () => {
     const cases: [Record<string, string>, string][] = [
       [{ PARLEY_PORT: 'abc' }, 'PARLEY_PORT must be an integer from 0 to 65535, got "abc"'],
       [{ PARLEY_PORT: '1e3' }, 'PARLEY_PORT must be an integer from 0 to 65535, got "1e3"'],
-      [{ PARLEY_HEARTBEAT_SECONDS: '0' }, 'PARLEY_HEARTBEAT_SECONDS must be an integer of at least 1, got "0"'],
+      [{ PARLEY_HEARTBEAT_SECONDS: '0' }, 'PARLEY_HEARTBEAT_SECONDS must be an integer from 1 to 86400, got "0"'],
       [{ PARLEY_RATE_LIMITS: 'maybe' }, 'PARLEY_RATE_LIMITS must be on or off, got "maybe"'],
       [{ PARLEY_SYNCHRONOUS: 'FULL' }, 'PARLEY_SYNCHRONOUS must be "normal" or "full", got "FULL"'],
       [{ PARLEY_RATE_LIMIT_IP: '0/60' }, 'PARLEY_RATE_LIMIT_IP must be requests/seconds like "200/60", got "0/60"'],
-      [{ PARLEY_PUSH_URL: 'ftp://push' }, 'PARLEY_PUSH_URL must be an http or https URL, got "ftp://push"'],
+      [{ PARLEY_PUSH_URL: 'ftp://push' }, 'PARLEY_PUSH_URL must be an http or https URL without credentials, query or fragment, got "ftp://push"'],
     ];
     for (const [env, want] of cases) assert.equal(message(() => load({ env })), `ConfigError: ${want}`, JSON.stringify(env));
   });
@@ -245,10 +269,59 @@ describe('bad input', () => {
     const cases: [Record<string, string | boolean>, string][] = [
       [{ port: 'x' }, '--port must be an integer from 0 to 65535, got "x"'],
       [{ 'max-body-bytes': '-1' }, '--max-body-bytes must be an integer of at least 1, got "-1"'],
-      [{ 'external-url': 'nowhere' }, '--external-url must be an http or https URL, got "nowhere"'],
+      [{ 'external-url': 'nowhere' }, '--external-url must be an http or https URL without credentials, query or fragment, got "nowhere"'],
       [{ 'web-public-streams': true, 'no-web-public-streams': true }, '--web-public-streams and --no-web-public-streams contradict each other'],
     ];
     for (const [flags, want] of cases) assert.equal(message(() => load({ flags })), `FlagError: ${want}`, JSON.stringify(flags));
+  });
+
+  it('refuses a path with surrounding spaces and a blank string, which a copy-paste or an Environment= line leaves', () => {
+    // Finding: PARLEY_DATA_DIR=" /var/lib/parley" resolved to "./ /var/lib/parley" under the working
+    // directory, where serve silently created a new, empty organization; PARLEY_HOST="  " was taken.
+    const cases: [Record<string, string>, string][] = [
+      [{ PARLEY_DATA_DIR: ' /var/lib/parley' }, 'PARLEY_DATA_DIR must be a path, got " /var/lib/parley"'],
+      [{ PARLEY_TLS_CERT: '/etc/cert.pem\t' }, 'PARLEY_TLS_CERT must be a path, got "/etc/cert.pem\\t"'],
+      [{ PARLEY_DATA_DIR: '   ' }, 'PARLEY_DATA_DIR must be a path, got "   "'],
+      [{ PARLEY_HOST: '  ' }, 'PARLEY_HOST must be a non-empty string, got "  "'],
+    ];
+    for (const [env, want] of cases) assert.equal(message(() => load({ env })), `ConfigError: ${want}`, JSON.stringify(env));
+    assert.equal(message(() => load({ flags: { 'data-dir': 'data ' } })), 'FlagError: --data-dir must be a path, got "data "');
+    const f = tomlFile('data_dir = "/srv/parley "\n');
+    assert.equal(message(() => load({ file: f })), `ConfigError: ${f}, line 1: data_dir must be a path, got "/srv/parley "`);
+    // Spaces inside a path are fine.
+    assert.equal(load({ env: { PARLEY_DATA_DIR: '/srv/my parley' } }).config.dataDir, '/srv/my parley');
+  });
+
+  it('refuses a public or push URL with credentials, a query or a fragment', () => {
+    // Finding: external_url = "https://admin:secret@chat.example.com" was taken, and the public URL
+    // is realm_url in the unauthenticated GET /server_settings: the password went to anyone who asked.
+    // A query or fragment broke every link (paths are appended to the URL).
+    const cases: [Record<string, string>, string][] = [
+      [{ PARLEY_EXTERNAL_URL: 'https://admin:secret@chat.example.com' }, 'PARLEY_EXTERNAL_URL must be an http or https URL without credentials, query or fragment, got "https://admin:secret@chat.example.com"'],
+      [{ PARLEY_EXTERNAL_URL: 'https://chat.example.com/?x=1' }, 'PARLEY_EXTERNAL_URL must be an http or https URL without credentials, query or fragment, got "https://chat.example.com/?x=1"'],
+      [{ PARLEY_EXTERNAL_URL: 'https://chat.example.com#top' }, 'PARLEY_EXTERNAL_URL must be an http or https URL without credentials, query or fragment, got "https://chat.example.com#top"'],
+      [{ PARLEY_PUSH_URL: 'https://u@push.example.com' }, 'PARLEY_PUSH_URL must be an http or https URL without credentials, query or fragment, got "https://u@push.example.com"'],
+    ];
+    for (const [env, want] of cases) assert.equal(message(() => load({ env })), `ConfigError: ${want}`, JSON.stringify(env));
+    // The mail server's URL is where its credentials go.
+    assert.equal(load({ env: { PARLEY_SMTP_URL: 'smtp://user:pass@mail.example.com:587' } }).config.smtpUrl, 'smtp://user:pass@mail.example.com:587');
+    assert.equal(load({ env: { PARLEY_EXTERNAL_URL: 'https://chat.example.com:8443/' } }).config.externalUrl, 'https://chat.example.com:8443');
+  });
+
+  it('bounds the settings that become timers below setTimeout\'s 2^31 ms limit', () => {
+    // Finding: heartbeat_seconds = 3000000 (or an outgoing-webhook timeout/retry past ~24.8 days)
+    // was accepted, and Node fires a timer past 2^31-1 ms after 1 ms: every GET /events answered a
+    // heartbeat at once (clients spin), and every webhook request timed out at once.
+    const cases: [Record<string, string>, string][] = [
+      [{ PARLEY_HEARTBEAT_SECONDS: '3000000' }, 'PARLEY_HEARTBEAT_SECONDS must be an integer from 1 to 86400, got "3000000"'],
+      [{ PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS: '2147483648' }, 'PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS must be an integer from 1 to 3600000, got "2147483648"'],
+      [{ PARLEY_OUTGOING_WEBHOOK_RETRY_MS: '600000000' }, 'PARLEY_OUTGOING_WEBHOOK_RETRY_MS must be an integer from 0 to 3600000, got "600000000"'],
+    ];
+    for (const [env, want] of cases) assert.equal(message(() => load({ env })), `ConfigError: ${want}`, JSON.stringify(env));
+    const f = tomlFile('heartbeat_seconds = 86401\n');
+    assert.equal(message(() => load({ file: f })), `ConfigError: ${f}, line 1: heartbeat_seconds must be an integer from 1 to 86400, got 86401`);
+    const edge = load({ env: { PARLEY_HEARTBEAT_SECONDS: '86400', PARLEY_OUTGOING_WEBHOOK_TIMEOUT_MS: '3600000', PARLEY_OUTGOING_WEBHOOK_RETRY_MS: '3600000' } }).config;
+    assert.deepEqual([edge.heartbeatSeconds, edge.outgoingWebhooks.timeoutMs, edge.outgoingWebhooks.retryBaseMs], [86400, 3_600_000, 3_600_000]);
   });
 
   it('checks the file before the environment could hide a bad value in it', () => {

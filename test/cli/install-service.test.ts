@@ -76,6 +76,32 @@ describe('parley install-service --root DIR', () => {
     assert.equal(fs.readFileSync(unit, 'utf8'), SHIPPED_UNIT.replace(SHIPPED_EXEC, 'ExecStart=/opt/parley/parley serve --config /etc/parley.toml\n'));
   });
 
+  it('keeps a configuration file that is a symbolic link to a file not there yet', async () => {
+    // Finding: existsSync follows the link, so a dangling /etc/parley.toml (pointing at a disk not
+    // mounted yet) counted as absent: the unit was written, then the 'wx' write failed with a bare
+    // "EEXIST: file already exists" (exit 1) half way through the install.
+    const root = tmp.make();
+    const config = path.join(root, 'etc/parley.toml');
+    fs.mkdirSync(path.dirname(config), { recursive: true });
+    fs.symlinkSync('/srv/not-mounted/parley.toml', config);
+    const r = await runCli(['install-service', '--root', root, '--exec', '/opt/parley/parley', '--no-start'], SLOW);
+    const unit = path.join(root, 'etc/systemd/system/parley.service');
+    const skipped = `not run (--root ${root})`;
+    assert.deepEqual(r, {
+      code: 0,
+      signal: null,
+      stderr: '',
+      stdout:
+        `wrote ${unit}\n` +
+        `kept ${config} (it exists)\n` +
+        `${skipped}: ${USERADD}\n` +
+        `${skipped}: chown parley:parley /var/lib/parley\n` +
+        `${skipped}: systemctl daemon-reload\n` +
+        FOOTER,
+    });
+    assert.equal(fs.readlinkSync(config), '/srv/not-mounted/parley.toml');
+  });
+
   it('quotes an executable path with spaces and escapes % and $ for systemd', async () => {
     const root = tmp.make();
     const r = await runCli(['install-service', '--root', root, '--exec', '/opt/my parley/100%$x'], SLOW);
@@ -110,6 +136,30 @@ describe('parley install-service --root DIR', () => {
     assert.deepEqual(fs.readdirSync(root), []);
   });
 
+  it('refuses an executable path with a line break or another control character, which would add lines to the unit', async () => {
+    // Finding: a newline went into ExecStart as is, so a path like this one wrote a second directive
+    // (ExecStartPre=, run as root before the service) into the unit.
+    const root = tmp.make();
+    const evil = '/opt/x\nExecStartPre=/bin/touch /tmp/owned\n';
+    const [a, b] = await Promise.all([
+      runCli(['install-service', '--root', root, '--exec', evil], SLOW),
+      runCli(['install-service', '--root', root, '--exec', '/opt/tab\there'], SLOW),
+    ]);
+    assert.deepEqual(a, {
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr: `parley: the executable path ${JSON.stringify(evil)} holds a control character (a line break, a tab...), which a systemd unit cannot hold: move or rename the executable, e.g. to /usr/local/bin/parley\n`,
+    });
+    assert.deepEqual(b, {
+      code: 1,
+      signal: null,
+      stdout: '',
+      stderr: `parley: the executable path "/opt/tab\\there" holds a control character (a line break, a tab...), which a systemd unit cannot hold: move or rename the executable, e.g. to /usr/local/bin/parley\n`,
+    });
+    assert.deepEqual(fs.readdirSync(root), []);
+  });
+
   it('refuses stray arguments and unknown flags as usage errors', async () => {
     const usage = 'usage: parley install-service [--no-start] [--dry-run] [--root DIR] [--exec PATH]\n';
     const [a, b, c, d] = await Promise.all([
@@ -123,6 +173,13 @@ describe('parley install-service --root DIR', () => {
     assert.deepEqual(d, { code: 2, signal: null, stdout: '', stderr: `parley: --exec needs a path\n${usage}` });
     assert.equal(b.code, 2);
     assert.ok(b.stderr.startsWith("parley: Unknown option '--user'") && b.stderr.endsWith(usage), b.stderr);
+  });
+});
+
+describe('the shipped unit', () => {
+  it('supports systemctl reload (the README\'s certificate renewal): ExecReload sends SIGHUP to Parley', () => {
+    // Finding: without ExecReload, `systemctl reload parley` failed ("Job type reload is not applicable").
+    assert.ok(SHIPPED_UNIT.split('\n').includes('ExecReload=/bin/kill -HUP $MAINPID'), SHIPPED_UNIT);
   });
 });
 

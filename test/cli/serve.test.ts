@@ -93,6 +93,28 @@ describe('parley serve', () => {
     assert.ok(exit.ms < 2000, `took ${exit.ms} ms to exit`);
   });
 
+  it('keeps serving on SIGHUP without TLS when not on a terminal (systemctl reload), and says there is nothing to reload', async () => {
+    // Finding: the unit had no ExecReload, so the README's `systemctl reload parley` (certbot's deploy
+    // hook) failed and a renewed certificate was never loaded; adding it needs SIGHUP not to end a
+    // service without TLS (systemd counts a SIGHUP death as clean: Restart=on-failure would not restart).
+    const dataDir = tmp.make();
+    const creds = await initDataDir(dataDir);
+    const server = await startServe(['--data-dir', dataDir, '--port', '0']);
+    try {
+      const auth = { email: creds.email, apiKey: creds.api_key };
+      assert.equal((await apiCall(server.url, auth, 'GET', '/users/me')).status, 200);
+      const mark = server.stderr().length;
+      server.child.kill('SIGHUP');
+      for (let i = 0; i < 200 && !server.stderr().slice(mark).includes('\n'); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(server.stderr().slice(mark), 'parley: SIGHUP: no TLS certificate to reload; still serving\n');
+      assert.equal((await apiCall(server.url, auth, 'GET', '/users/me')).status, 200);
+      const exit = await server.stop('SIGTERM');
+      assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null });
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  });
+
   it('finishes a request in flight when SIGTERM arrives, then exits 0', async () => {
     const dataDir = tmp.make();
     const creds = await initDataDir(dataDir);

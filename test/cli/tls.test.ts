@@ -3,11 +3,12 @@
 // one (the old certificate stays, stderr says why), and the start-up refusals.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { initDataDir, makeTempDirs, runCli, startServe, type ServeProcess } from '../helpers/cli';
-import { apiOverHttps, httpsRequest, makeCertPair, type CertPair } from '../helpers/tls';
+import { apiOverHttps, httpsRequest, makeCertPair, makeExpiredCert, type CertPair } from '../helpers/tls';
 
 const tmp = makeTempDirs('parley-cli-tls-');
 after(() => tmp.cleanup());
@@ -92,13 +93,45 @@ describe('parley serve with TLS', () => {
     }
   });
 
+  it('serves an expired certificate but says so at the start and on each SIGHUP', async () => {
+    // Finding: an expired certificate was served without a word; every client then refused the
+    // connection and the log showed nothing wrong. Refusing to start would leave the box unreachable
+    // until a renewal (and browsers let a person proceed), so it is served with a warning.
+    const dir = tmp.make();
+    const expired = makeExpiredCert(dir, 'old', a.key);
+    const validTo = new crypto.X509Certificate(expired.pem).validTo;
+    const warning = `parley: warning: the TLS certificate ${expired.cert} expired on ${validTo}; clients will refuse it until it is renewed\n`;
+    const server = await startServe(['--data-dir', ':memory:', '--port', '0', '--tls-cert', expired.cert, '--tls-key', a.key]);
+    try {
+      const res = await httpsRequest(`${server.url}/api/v1/server_settings`, { ca: [expired.pem] }).catch((err: Error) => err.message);
+      assert.equal(res, 'certificate has expired');
+      assert.ok(server.stderr().includes(warning), server.stderr());
+      const mark = server.stderr().length;
+      server.child.kill('SIGHUP');
+      for (let i = 0; i < 200 && !server.stderr().slice(mark).includes(warning); i++) await new Promise((r) => setTimeout(r, 50));
+      // The same files: nothing is rebuilt, and the warning is repeated.
+      assert.equal(server.stderr().slice(mark), `parley: TLS certificate unchanged in ${expired.cert} (SHA-256 ${expired.fingerprint256}); nothing reloaded\n${warning}`);
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  });
+
   it('refuses to start, naming the file, before creating anything', async () => {
     const missing = path.join(certs, 'missing.crt');
+    const big = path.join(certs, 'big.crt');
+    fs.writeFileSync(big, Buffer.concat([a.pem, Buffer.alloc(2 * 1024 * 1024 - a.pem.length, 'A')]));
+    const fifo = path.join(certs, 'fifo.crt');
+    if (!fs.existsSync(fifo)) execFileSync('mkfifo', [fifo]);
     const cases: [string[], Record<string, string>, string][] = [
       [['--tls-cert', missing, '--tls-key', a.key], {}, `parley: cannot read the TLS certificate ${missing}: no such file\n`],
       [['--tls-cert', a.cert, '--tls-key', certs], {}, `parley: cannot read the TLS key ${certs}: it is a directory\n`],
       [[], { PARLEY_TLS_CERT: a.cert, PARLEY_TLS_KEY: b.key }, `parley: the TLS key ${b.key} does not match the certificate ${a.cert}\n`],
       [['--tls-cert', a.key, '--tls-key', a.key], {}, `parley: the TLS certificate ${a.key} is not a PEM certificate\n`],
+      // Finding: the files were read whole with no bound: a FIFO blocked the start (and, on SIGHUP, the
+      // running server) forever, and /dev/zero was read until memory ran out.
+      [['--tls-cert', big, '--tls-key', a.key], {}, `parley: the TLS certificate ${big} is too large (2097152 bytes, at most 1048576)\n`],
+      [['--tls-cert', fifo, '--tls-key', a.key], {}, `parley: cannot read the TLS certificate ${fifo}: not a regular file\n`],
+      [['--tls-cert', a.cert, '--tls-key', '/dev/zero'], {}, 'parley: the TLS key /dev/zero is too large (more than 1048576 bytes)\n'],
     ];
     for (const [args, env, stderr] of cases) {
       const dataDir = tmp.make();

@@ -88,6 +88,9 @@ describe('usage errors', () => {
       [['serve', '--log-level', 'loud'], `parley: --log-level must be "error" or "warn" or "info" or "debug", got "loud"\n${SERVE_USAGE}`],
       [['serve', '--log-format', 'xml'], `parley: --log-format must be "text" or "json", got "xml"\n${SERVE_USAGE}`],
       [['serve', '--log-level'], `parley: Option '--log-level <value>' argument missing\n${SERVE_USAGE}`],
+      // Only one configuration file is ever read: a second --config was silently the only one read.
+      [['serve', '--config', '/dev/null', '--config=/nonexistent/b.toml'], `parley: --config given twice: Parley reads one configuration file\n${SERVE_USAGE}`],
+      [['backup', '--config', '/dev/null', '--config', '/dev/null', 'out.db'], 'parley: --config given twice: Parley reads one configuration file\nusage: parley backup --data-dir DIR|--config FILE BACKUP_FILE\n'],
       [['init', '--data-dir', '/nonexistent/parley-test'], `parley: --realm-name is required\n${INIT_USAGE}`],
       [
         ['deactivate-realm'],

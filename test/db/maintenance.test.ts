@@ -10,6 +10,8 @@ import { openDatabase, type Db } from '../../src/db/open';
 import { runMaintenance, startDatabaseMaintenance } from '../../src/db/maintenance';
 import { runRetentionOnce } from '../../src/actions/retention';
 import { startTestServer, type TestServer } from '../helpers/server';
+import { execFileSync } from 'node:child_process';
+import { runCli } from '../helpers/cli';
 import { createChannel, ids, sendToChannel } from '../helpers/chat';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-maint-'));
@@ -143,6 +145,65 @@ describe('database maintenance', () => {
       assert.equal(size(file + '-wal'), 0);
     } finally {
       await t.close();
+    }
+  });
+});
+
+/** A 4 MB tmpfs at a new directory (root only): null when this machine will not mount one. */
+function smallMount(): { dir: string; remount(opts: string): void; unmount(): void } | null {
+  const mnt = fs.mkdtempSync(path.join(dir, 'mnt-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mnt], { stdio: 'ignore' });
+  } catch {
+    return null;
+  }
+  return {
+    dir: mnt,
+    remount: (opts) => execFileSync('mount', ['-o', `remount,${opts}`, mnt], { stdio: 'ignore' }),
+    unmount: () => execFileSync('umount', [mnt], { stdio: 'ignore' }),
+  };
+}
+
+describe('a data directory the database cannot be written in', () => {
+  // Finding: the start said only "parley: unable to open database file" (read-only mount) or
+  // "parley: disk I/O error" (full disk), naming neither the file nor what to look at.
+  const mount = smallMount();
+  after(() => mount?.unmount());
+  const skip = mount === null ? 'needs root to mount a tmpfs' : false;
+
+  it('a read-only mount stops the start naming the file (exit 1), the file untouched', { skip }, async () => {
+    const dataDir = path.join(mount!.dir, 'ro');
+    const file = path.join(dataDir, 'parley.db');
+    openDatabase(file).close();
+    const before = fs.readFileSync(file);
+    mount!.remount('ro');
+    try {
+      const r = await runCli(['serve', '--data-dir', dataDir, '--port', '0'], { timeoutMs: 60_000 });
+      assert.deepEqual({ code: r.code, stdout: r.stdout }, { code: 1, stdout: '' });
+      assert.match(r.stderr, new RegExp(`^parley: ${file.replace(/[.]/g, '\\.')}: cannot open or write the database \\(SQLite: [^)]+\\): Parley writes parley\\.db, parley\\.db-wal and parley\\.db-shm in ${dataDir.replace(/[.]/g, '\\.')}: is the disk read-only or full\\?\n$`));
+      assert.deepEqual(fs.readFileSync(file), before);
+    } finally {
+      mount!.remount('rw');
+    }
+  });
+
+  it('a full disk stops the start naming the file (exit 1)', { skip }, async () => {
+    const dataDir = path.join(mount!.dir, 'full');
+    const file = path.join(dataDir, 'parley.db');
+    openDatabase(file).close();
+    for (const f of fs.readdirSync(dataDir)) if (f !== 'parley.db') fs.rmSync(path.join(dataDir, f));
+    const filler = path.join(mount!.dir, 'filler');
+    try {
+      execFileSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=64k'], { stdio: 'ignore' });
+    } catch {
+      // dd stops with "No space left on device": that is the point.
+    }
+    try {
+      const r = await runCli(['serve', '--data-dir', dataDir, '--port', '0'], { timeoutMs: 60_000 });
+      assert.deepEqual({ code: r.code, stdout: r.stdout }, { code: 1, stdout: '' });
+      assert.match(r.stderr, new RegExp(`^parley: ${file.replace(/[.]/g, '\\.')}: cannot open or write the database \\(SQLite: [^)]+\\): Parley writes parley\\.db, parley\\.db-wal and parley\\.db-shm in ${dataDir.replace(/[.]/g, '\\.')}: is the disk read-only or full\\?\n$`));
+    } finally {
+      fs.rmSync(filler, { force: true });
     }
   });
 });

@@ -182,4 +182,19 @@ describe('upgrading a data directory', () => {
     assert.deepEqual(schemaOf(d), schemaBefore);
     d.close();
   });
+  it('refuses a damaged database (garbage bytes) naming the file, exit 1, and leaves it untouched', async () => {
+    // Finding: the start said only "parley: file is not a database", naming no file.
+    const dataDir = path.join(dir, 'garbage');
+    fs.mkdirSync(dataDir);
+    const file = path.join(dataDir, 'parley.db');
+    const bytes = Buffer.alloc(64 * 1024);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919 + 13) & 255;
+    fs.writeFileSync(file, bytes);
+    const want = `${file}: not a Parley database, or a damaged one (SQLite: file is not a database); it was left as it is: restore it from a backup, or move it away to start a new one`;
+    assert.throws(() => openDatabase(file), { message: want });
+    const result = await runCli(['serve', '--data-dir', dataDir, '--port', '0']);
+    assert.deepEqual(result, { code: 1, signal: null, stdout: '', stderr: `parley: ${want}\n` });
+    assert.deepEqual(fs.readFileSync(file), bytes);
+    assert.deepEqual(fs.readdirSync(dataDir), ['parley.db']);
+  });
 });

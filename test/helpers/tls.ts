@@ -36,6 +36,30 @@ export function makeCertPair(dir: string, name: string, opts: { passphrase?: str
   return { cert, key, pem, fingerprint256: new crypto.X509Certificate(pem).fingerprint256 };
 }
 
+/**
+ * A self-signed certificate that expired long ago (2020-01-01 to 2020-01-02), for `key` of `pair`,
+ * written to DIR/NAME.crt (`openssl ca` is the only 3.0 command that takes explicit dates).
+ */
+export function makeExpiredCert(dir: string, name: string, key: string): { cert: string; pem: Buffer; fingerprint256: string } {
+  const ca = fs.mkdtempSync(path.join(dir, `${name}-ca-`));
+  fs.writeFileSync(path.join(ca, 'index.txt'), '');
+  fs.writeFileSync(path.join(ca, 'serial'), '01\n');
+  fs.writeFileSync(
+    path.join(ca, 'ca.cnf'),
+    `[ca]\ndefault_ca = d\n[d]\ndatabase = ${ca}/index.txt\nnew_certs_dir = ${ca}\nserial = ${ca}/serial\ndefault_md = sha256\npolicy = p\n[p]\ncommonName = supplied\n`,
+  );
+  const csr = path.join(ca, 'r.csr');
+  execFileSync('openssl', ['req', '-new', '-key', key, '-subj', `/CN=parley-test-${name}`, '-out', csr], { stdio: 'pipe' });
+  const cert = path.join(dir, `${name}.crt`);
+  execFileSync(
+    'openssl',
+    ['ca', '-batch', '-config', path.join(ca, 'ca.cnf'), '-selfsign', '-keyfile', key, '-in', csr, '-out', cert, '-startdate', '20200101000000Z', '-enddate', '20200102000000Z', '-notext'],
+    { stdio: 'pipe' },
+  );
+  const pem = fs.readFileSync(cert);
+  return { cert, pem, fingerprint256: new crypto.X509Certificate(pem).fingerprint256 };
+}
+
 export interface HttpsResult {
   status: number;
   headers: Record<string, string | string[] | undefined>;

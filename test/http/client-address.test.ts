@@ -31,6 +31,8 @@ describe('client address (unit)', () => {
     assert.equal(canonicalIp('2001:0DB8:0000:0000:0000:0000:0000:0001'), '2001:db8::1');
     assert.equal(canonicalIp('not an address'), '');
     assert.equal(canonicalIp(''), '');
+    assert.equal(canonicalIp('fe80::1%eth0'), 'fe80::1');
+    assert.equal(canonicalIp('FE80:0:0:0:0:0:0:1%1'), 'fe80::1');
   });
 
   it('walks X-Forwarded-For from the right past trusted hops', () => {
@@ -95,6 +97,16 @@ describe('client address behind a trusted proxy', () => {
     assert.equal(await addressOf(t), '127.0.0.1');
     assert.equal(await addressOf(t, '203.0.113.7'), '203.0.113.7');
     assert.equal(await addressOf(t, '198.51.100.66, 203.0.113.8'), '203.0.113.8');
+  });
+
+  it('takes an IPv6 hop with a zone id without failing the request (the zone is the proxy\'s interface)', async () => {
+    // Finding: "fe80::1%eth0" passed net.isIP but made canonicalIp's URL throw, so any client of a
+    // trusted proxy that writes zone ids (or sends one left of a garbage-free list) got a 500.
+    assert.equal(await addressOf(t, 'fe80::1%eth0'), 'fe80::1');
+    assert.equal(await addressOf(t, '[fe80::3%25eth0]:443'), 'fe80::3');
+    assert.equal(await addressOf(t, '[FE80::0004%eth0]:443'), 'fe80::4');
+    const res = await t.raw('GET', '/api/v1/server_settings', { headers: { 'x-forwarded-for': 'fe80::2%eth0' } });
+    assert.equal(res.status, 200, res.text);
   });
 
   it('limits anonymous requests per forwarded address', async () => {
