@@ -99,7 +99,7 @@ describe('parley serve', () => {
     // service without TLS (systemd counts a SIGHUP death as clean: Restart=on-failure would not restart).
     const dataDir = tmp.make();
     const creds = await initDataDir(dataDir);
-    const server = await startServe(['--data-dir', dataDir, '--port', '0']);
+    const server = await startServe(['--data-dir', dataDir, '--port', '0', '--log-level', 'warn']);
     try {
       const auth = { email: creds.email, apiKey: creds.api_key };
       assert.equal((await apiCall(server.url, auth, 'GET', '/users/me')).status, 200);
