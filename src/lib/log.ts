@@ -39,6 +39,8 @@ let stderrBuffer: string[] = [];
 let stderrBytes = 0;
 let stderrTimer: NodeJS.Timeout | null = null;
 let stderrHooked = false;
+/** Set once stderr fails (EPIPE: the reader went away): lines are dropped from then on. */
+let stderrBroken = false;
 
 function flushStderr(): void {
   if (stderrTimer) clearTimeout(stderrTimer);
@@ -47,7 +49,12 @@ function flushStderr(): void {
   const text = stderrBuffer.join('');
   stderrBuffer = [];
   stderrBytes = 0;
-  process.stderr.write(text);
+  if (stderrBroken) return;
+  try {
+    process.stderr.write(text);
+  } catch {
+    stderrBroken = true;
+  }
 }
 
 /**
@@ -61,6 +68,11 @@ export const stderrSink: LogSink = (line) => {
   if (!stderrHooked) {
     stderrHooked = true;
     process.on('exit', flushStderr);
+    // A closed pipe (a log shipper restarted, `parley | head`) makes stderr emit EPIPE, which with no
+    // listener is an uncaught exception: the server would die for want of a reader. Lose the log instead.
+    process.stderr.on('error', () => {
+      stderrBroken = true;
+    });
   }
   if (stderrBytes >= 64 * 1024) flushStderr();
   else if (stderrTimer === null) {

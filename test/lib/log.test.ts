@@ -1,7 +1,21 @@
 // The logger on its own: line formats (hostile values escaped, one line each), levels, request ids.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { Logger, silentLogger } from '../../src/lib/log';
+
+/** Runs `code` (TypeScript, may import the logger as LOG) in a child process; returns its exit and stdout. */
+function child(code: string, onStderr: (c: ReturnType<typeof spawn>) => void): Promise<{ code: number | null; out: string }> {
+  const log = path.resolve(__dirname, '../../src/lib/log.ts');
+  const c = spawn(process.execPath, ['--import', 'tsx', '-e', `const LOG = require(${JSON.stringify(log)});\n${code}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  c.stdout!.on('data', (d) => (out += d));
+  onStderr(c);
+  return new Promise((resolve) => c.on('exit', (exit) => resolve({ code: exit, out })));
+}
 
 const request = { id: 'abcd0123-1', method: 'GET', path: '/p', status: 200, durationMs: 1.23456, userId: 8, ip: '127.0.0.1' };
 
@@ -71,4 +85,18 @@ describe('Logger', () => {
     assert.equal(silentLogger.enabled('error'), false);
     silentLogger.error('nothing happens');
   });
+
+  it('keeps the process alive when stderr is a closed pipe (EPIPE drops the lines, never crashes)', async () => {
+    // The reader (a log shipper, `parley | head`) goes away after the first line; the writer goes on.
+    const { code, out } = await child(
+      `let n = 0;
+       const iv = setInterval(() => {
+         LOG.stderrSink('line ' + n++ + '\\n');
+         if (n === 30) { clearInterval(iv); setTimeout(() => process.stdout.write('alive'), 100); }
+       }, 10);`,
+      (c) => c.stderr!.once('data', () => c.stderr!.destroy()),
+    );
+    assert.deepEqual({ code, out }, { code: 0, out: 'alive' });
+  });
 });
+
