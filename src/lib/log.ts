@@ -100,9 +100,26 @@ function formatMs(ms: number): string {
   return `${(h - frac) / 100}.${frac < 10 ? '0' : ''}${frac}`;
 }
 
+/**
+ * What a thrown value says of itself. Never throws: it runs while a request is failing, and a value
+ * String() cannot print (a null-prototype object, a throwing toString or stack getter) must still get
+ * its 500 and its line; an exception here would leave the request unanswered and escape as an
+ * unhandled rejection.
+ */
 function stackOf(err: unknown): string {
-  if (err instanceof Error) return err.stack ?? `${err.name}: ${err.message}`;
-  return String(err);
+  try {
+    if (err instanceof Error) {
+      const stack = err.stack;
+      return typeof stack === 'string' ? stack : `${err.name}: ${err.message}`;
+    }
+    return String(err);
+  } catch {
+    try {
+      return `(an unprintable ${Object.prototype.toString.call(err)} was thrown)`;
+    } catch {
+      return '(an unprintable value was thrown)';
+    }
+  }
 }
 
 export class Logger {

@@ -21,6 +21,38 @@ const crashRoute = publicRoute({
   },
 });
 
+/** Values no one can print: String() of each throws (a null-prototype object, a throwing toString or stack). */
+const unprintable = (): unknown[] => [
+  Object.create(null),
+  {
+    toString() {
+      throw new Error('cannot print me');
+    },
+  },
+  Object.defineProperty(new Error('hidden'), 'stack', {
+    get() {
+      throw new Error('no stack for you');
+    },
+  }),
+];
+const unprintableRoutes = [0, 1, 2].flatMap((i) => [
+  publicRoute({
+    method: 'GET',
+    path: `/api/v1/test/unprintable/${i}`,
+    handle() {
+      throw unprintable()[i];
+    },
+  }),
+  publicRoute({
+    method: 'GET',
+    path: `/api/v1/test/unprintable-async/${i}`,
+    async handle() {
+      await null;
+      throw unprintable()[i];
+    },
+  }),
+]);
+
 before(async () => {
   t = await startTestServer({
     configure: (c) => {
@@ -29,7 +61,7 @@ before(async () => {
       c.heartbeatSeconds = 60;
     },
     logSink: (line) => lines.push(line),
-    extraRoutes: [crashRoute],
+    extraRoutes: [crashRoute, ...unprintableRoutes],
   });
 });
 after(() => t.close());
@@ -144,6 +176,28 @@ describe('the request log (JSON)', () => {
       ip: '127.0.0.1',
     });
     assert.doesNotMatch(res.text, /fire/);
+  });
+
+  it('answers 500 and logs the error line when a handler throws a value that cannot be printed (sync or async)', async () => {
+    for (const kind of ['unprintable', 'unprintable-async']) {
+      for (const i of [0, 1, 2]) {
+        await take();
+        // Before, the async ones never got a reply (and the rejection escaped): give up rather than hang.
+        let timer: NodeJS.Timeout | undefined;
+        const res = await Promise.race([
+          t.raw('GET', `/api/v1/test/${kind}/${i}`),
+          new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${kind}/${i}: no reply`)), 5000))),
+        ]);
+        clearTimeout(timer);
+        assert.deepEqual([res.status, res.body], [500, { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' }]);
+        const id = res.headers.get('x-request-id');
+        const [error, request, ...rest] = await take();
+        assert.deepEqual(rest, []);
+        assert.equal(typeof error.stack, 'string');
+        assert.deepEqual({ ...error, time: 'T', stack: 'S' }, { time: 'T', level: 'error', msg: 'unexpected error', request_id: id, method: 'GET', path: `/api/v1/test/${kind}/${i}`, stack: 'S' });
+        assert.deepEqual([request.request_id, request.status], [id, 500]);
+      }
+    }
   });
 
   it('never logs query values, credentials in paths, bodies or headers', async () => {
