@@ -101,6 +101,17 @@ function formatMs(ms: number): string {
 }
 
 /**
+ * The most of a stack a line carries: a real one is a few KiB; an error whose message holds a client's
+ * input (a 1 MB body echoed) must not turn every failing request into a megabyte of log.
+ */
+const MAX_STACK = 16 * 1024;
+
+function cappedStack(err: unknown): string {
+  const stack = stackOf(err);
+  return stack.length <= MAX_STACK ? stack : `${stack.slice(0, MAX_STACK)}\n... (${stack.length - MAX_STACK} more characters)`;
+}
+
+/**
  * What a thrown value says of itself. Never throws: it runs while a request is failing, and a value
  * String() cannot print (a null-prototype object, a throwing toString or stack getter) must still get
  * its 500 and its line; an exception here would leave the request unanswered and escape as an
@@ -207,14 +218,14 @@ export class Logger {
     const { err, ...rest } = fields;
     if (this.format === 'json') {
       const out: Record<string, unknown> = { time, level, msg, ...rest };
-      if (err !== undefined) out.stack = stackOf(err);
+      if (err !== undefined) out.stack = cappedStack(err);
       this.sink!(JSON.stringify(out) + '\n');
       return;
     }
     let text = `${time} ${level} ${msg.replace(/[\u0000-\u001f\u007f]/g, ' ')}`;
     for (const k in rest) text += ` ${k}=${textValue(rest[k])}`;
     // The stack follows on indented lines: a reader sees it whole, a line parser sees continuations.
-    if (err !== undefined) text += '\n' + stackOf(err).replace(/^/gm, '  ');
+    if (err !== undefined) text += '\n' + cappedStack(err).replace(/^/gm, '  ');
     this.sink!(text + '\n');
   }
 }

@@ -61,6 +61,21 @@ describe('Logger', () => {
     assert.equal(parsed.stack, err.stack);
   });
 
+  it('caps an error line: a 1 MB message (or a stack of a million lines) writes at most 16 KiB of stack', () => {
+    for (const message of ['x'.repeat(1024 * 1024), '\n'.repeat(1024 * 1024)]) {
+      const err = new Error(message);
+      const json: string[] = [];
+      new Logger('error', 'json', (l) => json.push(l)).error('unexpected error', { request_id: 'x-3', err });
+      const { stack, ...rest } = JSON.parse(json[0]);
+      assert.deepEqual({ ...rest, time: 'T' }, { time: 'T', level: 'error', msg: 'unexpected error', request_id: 'x-3' });
+      assert.equal(stack, `${err.stack!.slice(0, 16 * 1024)}\n... (${err.stack!.length - 16 * 1024} more characters)`);
+      const text: string[] = [];
+      new Logger('error', 'text', (l) => text.push(l)).error('unexpected error', { err });
+      assert.ok(text[0].length < 16 * 1024 * 3 + 200, String(text[0].length));
+      assert.ok(text[0].endsWith(`  ... (${err.stack!.length - 16 * 1024} more characters)\n`));
+    }
+  });
+
   it('honours the level: error drops warn, info and requests; warn drops requests', () => {
     const out: string[] = [];
     const error = new Logger('error', 'json', (l) => out.push(l));
