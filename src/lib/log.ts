@@ -82,16 +82,36 @@ export const stderrSink: LogSink = (line) => {
   }
 };
 
+/**
+ * Characters JSON.stringify leaves alone that still harm a log line: C1 controls (U+0085 ends a line
+ * for many readers, U+009B starts a terminal escape), U+2028/U+2029 (line and paragraph separators,
+ * which Python's splitlines and some viewers break on), and the bidirectional marks, embeddings,
+ * overrides and isolates that make a terminal show a line in another order than it was written.
+ * A client chooses them freely: uWS passes a path's UTF-8 through.
+ */
+const HIDDEN = /[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const unicodeEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+/** JSON.stringify, with HIDDEN escaped too (JSON's own escapes: still valid JSON, parsing gives `s` back). */
+const quote = (s: string): string => JSON.stringify(s).replace(HIDDEN, unicodeEscape);
+
 /** Keeps lines from control characters (a hostile path cannot forge a second line in text format). */
-const UNSAFE = /[\u0000-\u001f\u007f"\\ ]/;
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f"\\ \u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 function textValue(v: unknown): string {
   const s = typeof v === 'string' ? v : v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  return s === '' || UNSAFE.test(s) ? JSON.stringify(s) : s;
+  return s === '' || UNSAFE.test(s) ? quote(s) : s;
 }
 
 /** Printable ASCII without quote or backslash: JSON needs no escaping (the usual path, method, address). */
 const PLAIN = /^[\u0020\u0021\u0023-\u005b\u005d-\u007e]*$/;
-const jsonString = (s: string): string => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s));
+const jsonString = (s: string): string => (PLAIN.test(s) ? `"${s}"` : quote(s));
+
+/**
+ * A stack for the text format, where it spans lines: every control character but the newline, and
+ * HIDDEN, escaped as in JSON, so an error message holding client input can neither recolour the
+ * terminal (ANSI escapes), nor rewrite a line (CR), nor break one where the indentation cannot mark it.
+ */
+const STACK_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const textStack = (s: string): string => s.replace(STACK_UNSAFE, (c) => (c < '\u0080' ? JSON.stringify(c).slice(1, -1) : unicodeEscape(c)));
 
 /** Milliseconds with two decimals ("1.05"), from integers: printing a double is slow in V8. */
 function formatMs(ms: number): string {
@@ -219,13 +239,13 @@ export class Logger {
     if (this.format === 'json') {
       const out: Record<string, unknown> = { time, level, msg, ...rest };
       if (err !== undefined) out.stack = cappedStack(err);
-      this.sink!(JSON.stringify(out) + '\n');
+      this.sink!(JSON.stringify(out).replace(HIDDEN, unicodeEscape) + '\n');
       return;
     }
     let text = `${time} ${level} ${msg.replace(/[\u0000-\u001f\u007f]/g, ' ')}`;
     for (const k in rest) text += ` ${k}=${textValue(rest[k])}`;
     // The stack follows on indented lines: a reader sees it whole, a line parser sees continuations.
-    if (err !== undefined) text += '\n' + cappedStack(err).replace(/^/gm, '  ');
+    if (err !== undefined) text += '\n' + textStack(cappedStack(err)).replace(/^/gm, '  ');
     this.sink!(text + '\n');
   }
 }

@@ -3,6 +3,7 @@
 // logged once with their stack; long-polls logged when answered (or abandoned); levels.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { publicRoute } from '../../src/http/route';
 import { registerQueue } from '../helpers/events';
 import { basicAuth, startTestServer, type TestServer } from '../helpers/server';
@@ -198,6 +199,25 @@ describe('the request log (JSON)', () => {
         assert.deepEqual([request.request_id, request.status], [id, 500]);
       }
     }
+  });
+
+  it('escapes the Unicode line breaks and direction overrides a client puts raw in its path (uWS passes UTF-8 through)', async () => {
+    await take();
+    const path = '/a\u2028b\u0085c\u202ed';
+    // fetch would percent-encode the path: the raw bytes go over a socket.
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(new URL(t.url).port), '127.0.0.1', () => socket.end(Buffer.from(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`, 'utf8')));
+      let got = '';
+      socket.on('data', (d) => (got += d));
+      socket.on('end', () => resolve(got));
+      socket.on('error', reject);
+    });
+    assert.match(reply, /^HTTP\/1\.1 404 /);
+    const raw = lines.join('');
+    assert.doesNotMatch(raw, /[\u0085\u2028\u202e]/);
+    const [line, ...rest] = await take();
+    assert.deepEqual(rest, []);
+    assert.deepEqual([line.path, line.status], [path, 404]);
   });
 
   it('never logs query values, credentials in paths, bodies or headers', async () => {

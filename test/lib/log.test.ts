@@ -44,6 +44,34 @@ describe('Logger', () => {
     assert.match(out[2], /^\S+Z info - user=8 GET \/p 200 1234\.50ms id=abcd0123-1\n$/);
   });
 
+  it('escapes Unicode line breaks, C1 controls and direction overrides in both formats (no forged or reordered line)', () => {
+    // U+2028/U+2029/U+0085 end a line for many readers (Python's splitlines, editors, some log viewers);
+    // U+202E and U+2066-2069 reorder what a terminal shows; U+009B is an 8-bit CSI (terminal escapes).
+    const hostile = '/a\u2028b\u2029c\u0085d\u009b31me\u202ef\u2066g\u200fh\u061ci';
+    const breaksOrHidden = /[\u0080-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/;
+    const json: string[] = [];
+    new Logger('info', 'json', (l) => json.push(l)).request({ ...request, path: hostile, ip: hostile });
+    assert.doesNotMatch(json[0], breaksOrHidden);
+    assert.deepEqual([JSON.parse(json[0]).path, JSON.parse(json[0]).ip], [hostile, hostile]);
+    const text: string[] = [];
+    new Logger('info', 'text', (l) => text.push(l)).request({ ...request, path: hostile, ip: hostile });
+    assert.doesNotMatch(text[0], breaksOrHidden);
+    const quoted = '"/a\\u2028b\\u2029c\\u0085d\\u009b31me\\u202ef\\u2066g\\u200fh\\u061ci"';
+    assert.equal(text[0].replace(/^\S+Z /, 'T '), `T info ${quoted} user=8 GET ${quoted} 200 1.23ms id=abcd0123-1\n`);
+  });
+
+  it("escapes an error stack's control characters in text: ANSI escapes, CR and Unicode line breaks cannot forge or recolour lines", () => {
+    const out: string[] = [];
+    const err = new Error('a\u001b[31mred\r\n2026-11-26T00:00:00.000Z info forged\u2028x\u0085y\u202ez');
+    new Logger('error', 'text', (l) => out.push(l)).error('unexpected error', { err });
+    assert.doesNotMatch(out[0], /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e]/);
+    const [head, first, second, ...frames] = out[0].trimEnd().split('\n');
+    assert.match(head, /^\S+Z error unexpected error$/);
+    assert.equal(first, '  Error: a\\u001b[31mred\\r');
+    assert.equal(second, '  2026-11-26T00:00:00.000Z info forged\\u2028x\\u0085y\\u202ez');
+    assert.ok(frames.length > 0 && frames.every((l) => l.startsWith('      at ')), frames.join('\n'));
+  });
+
   it('writes other lines with their fields, and an error stack once on indented lines', () => {
     const out: string[] = [];
     const text = new Logger('info', 'text', (l) => out.push(l));
