@@ -57,6 +57,18 @@ function flushStderr(): void {
   }
 }
 
+/** The exit flush, and the guard against EPIPE: once per process, when a logger first uses stderr. */
+function hookStderr(): void {
+  if (stderrHooked) return;
+  stderrHooked = true;
+  process.on('exit', flushStderr);
+  // A closed pipe (a log shipper restarted, `parley | head`) makes stderr emit EPIPE, which with no
+  // listener is an uncaught exception: the server would die for want of a reader. Lose the log instead.
+  process.stderr.on('error', () => {
+    stderrBroken = true;
+  });
+}
+
 /**
  * Lines buffered and written to stderr within 50 ms, at once past 64 KiB, and at exit (also after an
  * uncaught exception; only a SIGKILL loses the last 50 ms). Module-level because stderr is the
@@ -65,15 +77,7 @@ function flushStderr(): void {
 export const stderrSink: LogSink = (line) => {
   stderrBuffer.push(line);
   stderrBytes += line.length;
-  if (!stderrHooked) {
-    stderrHooked = true;
-    process.on('exit', flushStderr);
-    // A closed pipe (a log shipper restarted, `parley | head`) makes stderr emit EPIPE, which with no
-    // listener is an uncaught exception: the server would die for want of a reader. Lose the log instead.
-    process.stderr.on('error', () => {
-      stderrBroken = true;
-    });
-  }
+  hookStderr();
   if (stderrBytes >= 64 * 1024) flushStderr();
   else if (stderrTimer === null) {
     // Unref'd: pending lines never keep the process alive; the exit hook writes them.
@@ -172,6 +176,8 @@ export class Logger {
     private readonly sink: LogSink | null,
   ) {
     this.rank = sink === null ? -1 : RANK[level];
+    // Guarded from the start: the server writes its first-start messages to stderr before any line.
+    if (sink === stderrSink) hookStderr();
     this.requests = this.rank >= RANK.info;
   }
 

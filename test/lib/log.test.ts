@@ -141,5 +141,17 @@ describe('Logger', () => {
     );
     assert.deepEqual({ code, out }, { code: 0, out: 'alive' });
   });
+
+  it('guards stderr from the moment a logger writes to it, before its first line (first-start messages go straight to stderr)', async () => {
+    const { code, out } = await child(
+      `new LOG.Logger('info', 'text', LOG.stderrSink);
+       setTimeout(() => {
+         for (let i = 0; i < 20; i++) process.stderr.write('parley: open http://127.0.0.1/ in a browser\\n');
+         setTimeout(() => process.stdout.write('alive'), 100);
+       }, 200);`,
+      (c) => c.stderr!.destroy(),
+    );
+    assert.deepEqual({ code, out }, { code: 0, out: 'alive' });
+  });
 });
 
