@@ -257,6 +257,20 @@ describe('the request log (JSON)', () => {
     assert.deepEqual(new Set(got.map((l) => l.request_id)), new Set(answers.map((a) => a.headers.get('x-request-id'))));
   });
 
+  it('redacts a credential route reached by a mangled path too (doubled slashes, capitals, escapes): no key logged, even where the router matched the escaped spelling', async () => {
+    await take();
+    const paths = ['//join/sekritkey1/', '/JOIN/sekritkey2', '/%6Aoin/sekritkey3', '/accounts//confirm_new_email/sekritkey4', '/User_Uploads/temporary/sekrittoken5/f.txt', '/json//tus/sekritid'];
+    const answers = await Promise.all(paths.map((path) => t.raw('GET', path)));
+    assert.deepEqual(answers.map((a) => a.status), paths.map(() => 404));
+    const all = lines.join('');
+    const got = await take();
+    assert.deepEqual(
+      got.map((l) => l.path).sort(),
+      ['/join/[redacted]', '/join/[redacted]', '/join/[redacted]', '/accounts/confirm_new_email/[redacted]', '/user_uploads/temporary/[redacted]', '/json//tus/sekritid'].sort(),
+    );
+    assert.ok(!/sekrit(key|token)/.test(all), all);
+  });
+
   it('puts a distinct X-Request-Id on every reply: success, error, OPTIONS, HEAD, pages, health', async () => {
     await take();
     const answers = await Promise.all([
