@@ -172,17 +172,40 @@ const METHOD_NAMES = new Map(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', '
 /** A path parameter whose value is a credential (invitation keys, confirmation keys, temporary tokens). */
 const SECRET_PARAM = /\{(?:\w*_)?(?:key|token|secret|password)\b[^}]*\}/i;
 
-/**
- * The static starts of every route path that carries a credential (`/join/` of `/join/{key}`): a
- * request path beginning with one is logged with the rest redacted, whether or not a route matched.
- */
-function secretPrefixes(routes: readonly AnyRoute[]): string[] {
+/** Where credentials sit in request paths (from the route table). */
+interface SecretPaths {
+  /** The static start of every route path that carries one (`/join/` of `/join/{key}`). */
+  prefixes: string[];
+  /** Matched route pattern (as Pending.route holds it) → its prefix. */
+  byPattern: Map<string, string>;
+  /** Whether any prefix is under /api/ (usually none: unmatched /api/ paths skip the scan). */
+  scanApi: boolean;
+}
+
+function secretPaths(routes: readonly AnyRoute[]): SecretPaths {
   const prefixes = new Set<string>();
+  const byPattern = new Map<string, string>();
   for (const r of routes) {
     const m = SECRET_PARAM.exec(r.path);
-    if (m) prefixes.add(r.path.slice(0, m.index));
+    if (!m) continue;
+    const prefix = r.path.slice(0, m.index);
+    prefixes.add(prefix);
+    if (!byPattern.has(apiPattern(r.path))) byPattern.set(apiPattern(r.path), prefix);
   }
-  return [...prefixes];
+  return { prefixes: [...prefixes], byPattern, scanApi: [...prefixes].some((s) => s.startsWith('/api/')) };
+}
+
+/** Slashes collapsed, %XX escapes decoded (where they decode), lower case: for matching only. */
+function normalPath(url: string): string {
+  let s = url.replace(/\/{2,}/g, '/');
+  if (s.includes('%')) {
+    try {
+      s = decodeURIComponent(s).replace(/\/{2,}/g, '/');
+    } catch {
+      // A malformed escape: compared as sent.
+    }
+  }
+  return s.toLowerCase();
 }
 
 const MAX_LOGGED_PATH = 512;
@@ -192,12 +215,19 @@ const MAX_LOGGED_QUERY_NAMES = 20;
  * The path as the request log shows it: a credential in the path redacted, and of the query string
  * only the parameter names (values carry API keys, passwords and tokens: none is ever logged).
  */
-function loggedPath(url: string, query: string, secrets: readonly string[], scanApi: boolean): string {
+function loggedPath(url: string, query: string, secrets: SecretPaths, route: string | undefined): string {
   let out = url;
-  // Usually no credential-carrying path is under /api/ (scanApi says): the hot paths skip the scan.
-  if (scanApi || !url.startsWith('/api/')) {
-    for (const prefix of secrets) {
-      if (url.startsWith(prefix)) {
+  if (route !== undefined) {
+    // Decided by the route that served it, not by the text: the router also matches an escaped
+    // spelling (`/%6Aoin/KEY` reaches /join/{key}), which no prefix of the raw path would catch.
+    const prefix = secrets.byPattern.get(route);
+    if (prefix !== undefined) out = `${prefix}[redacted]`;
+  } else if (secrets.scanApi || !url.startsWith('/api/')) {
+    // A path no route matched may still hold a real key, mangled on its way (`//join/KEY`, a link
+    // retyped in capitals): compared in a normal form. Only unmatched requests pay for it.
+    const seen = normalPath(url);
+    for (const prefix of secrets.prefixes) {
+      if (seen.startsWith(prefix)) {
         out = `${prefix}[redacted]`;
         break;
       }
@@ -252,8 +282,7 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
   const router = new Router<AnyRoute>();
   const served = [...routes, ...jsonRoutes(routes)];
   for (const r of served) router.add(r.method, r.path, r);
-  const secrets = secretPrefixes(served);
-  const scanApi = secrets.some((s) => s.startsWith('/api/'));
+  const secrets = secretPaths(served);
   const log = app.log;
   const metrics = app.metrics;
   // The client address costs a getpeername() system call per read in uWS (2-3 µs here, a fifth of a
@@ -330,7 +359,7 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
       const status = p.status === 0 ? 499 : p.status;
       metrics?.observe(p.method, p.route ?? null, status, ms / 1000);
       if (log.requests) {
-        log.request({ id: p.id, method: p.method, path: loggedPath(p.url, p.query, secrets, scanApi), status, durationMs: ms, userId: p.userId, ip: p.peer || null });
+        log.request({ id: p.id, method: p.method, path: loggedPath(p.url, p.query, secrets, p.route), status, durationMs: ms, userId: p.userId, ip: p.peer || null });
       }
     }
   }
@@ -391,7 +420,7 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
     if (err instanceof JsonableError) e = p.session ? withSessionChallenge(err) : err;
     else {
       // The one place a server error's stack is logged, with the id the client sees in X-Request-Id.
-      log.error('unexpected error', { request_id: p.id, method: p.method, path: loggedPath(p.url, p.query, secrets, scanApi), err });
+      log.error('unexpected error', { request_id: p.id, method: p.method, path: loggedPath(p.url, p.query, secrets, p.route), err });
       e = errors.internal();
     }
     const body = {

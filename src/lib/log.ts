@@ -39,6 +39,8 @@ let stderrBuffer: string[] = [];
 let stderrBytes = 0;
 let stderrTimer: NodeJS.Timeout | null = null;
 let stderrHooked = false;
+/** Set once stderr fails (EPIPE: the reader went away): lines are dropped from then on. */
+let stderrBroken = false;
 
 function flushStderr(): void {
   if (stderrTimer) clearTimeout(stderrTimer);
@@ -47,7 +49,24 @@ function flushStderr(): void {
   const text = stderrBuffer.join('');
   stderrBuffer = [];
   stderrBytes = 0;
-  process.stderr.write(text);
+  if (stderrBroken) return;
+  try {
+    process.stderr.write(text);
+  } catch {
+    stderrBroken = true;
+  }
+}
+
+/** The exit flush, and the guard against EPIPE: once per process, when a logger first uses stderr. */
+function hookStderr(): void {
+  if (stderrHooked) return;
+  stderrHooked = true;
+  process.on('exit', flushStderr);
+  // A closed pipe (a log shipper restarted, `parley | head`) makes stderr emit EPIPE, which with no
+  // listener is an uncaught exception: the server would die for want of a reader. Lose the log instead.
+  process.stderr.on('error', () => {
+    stderrBroken = true;
+  });
 }
 
 /**
@@ -58,10 +77,7 @@ function flushStderr(): void {
 export const stderrSink: LogSink = (line) => {
   stderrBuffer.push(line);
   stderrBytes += line.length;
-  if (!stderrHooked) {
-    stderrHooked = true;
-    process.on('exit', flushStderr);
-  }
+  hookStderr();
   if (stderrBytes >= 64 * 1024) flushStderr();
   else if (stderrTimer === null) {
     // Unref'd: pending lines never keep the process alive; the exit hook writes them.
@@ -70,16 +86,36 @@ export const stderrSink: LogSink = (line) => {
   }
 };
 
+/**
+ * Characters JSON.stringify leaves alone that still harm a log line: C1 controls (U+0085 ends a line
+ * for many readers, U+009B starts a terminal escape), U+2028/U+2029 (line and paragraph separators,
+ * which Python's splitlines and some viewers break on), and the bidirectional marks, embeddings,
+ * overrides and isolates that make a terminal show a line in another order than it was written.
+ * A client chooses them freely: uWS passes a path's UTF-8 through.
+ */
+const HIDDEN = /[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const unicodeEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+/** JSON.stringify, with HIDDEN escaped too (JSON's own escapes: still valid JSON, parsing gives `s` back). */
+const quote = (s: string): string => JSON.stringify(s).replace(HIDDEN, unicodeEscape);
+
 /** Keeps lines from control characters (a hostile path cannot forge a second line in text format). */
-const UNSAFE = /[\u0000-\u001f\u007f"\\ ]/;
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f"\\ \u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 function textValue(v: unknown): string {
   const s = typeof v === 'string' ? v : v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  return s === '' || UNSAFE.test(s) ? JSON.stringify(s) : s;
+  return s === '' || UNSAFE.test(s) ? quote(s) : s;
 }
 
 /** Printable ASCII without quote or backslash: JSON needs no escaping (the usual path, method, address). */
 const PLAIN = /^[\u0020\u0021\u0023-\u005b\u005d-\u007e]*$/;
-const jsonString = (s: string): string => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s));
+const jsonString = (s: string): string => (PLAIN.test(s) ? `"${s}"` : quote(s));
+
+/**
+ * A stack for the text format, where it spans lines: every control character but the newline, and
+ * HIDDEN, escaped as in JSON, so an error message holding client input can neither recolour the
+ * terminal (ANSI escapes), nor rewrite a line (CR), nor break one where the indentation cannot mark it.
+ */
+const STACK_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const textStack = (s: string): string => s.replace(STACK_UNSAFE, (c) => (c < '\u0080' ? JSON.stringify(c).slice(1, -1) : unicodeEscape(c)));
 
 /** Milliseconds with two decimals ("1.05"), from integers: printing a double is slow in V8. */
 function formatMs(ms: number): string {
@@ -88,9 +124,37 @@ function formatMs(ms: number): string {
   return `${(h - frac) / 100}.${frac < 10 ? '0' : ''}${frac}`;
 }
 
+/**
+ * The most of a stack a line carries: a real one is a few KiB; an error whose message holds a client's
+ * input (a 1 MB body echoed) must not turn every failing request into a megabyte of log.
+ */
+const MAX_STACK = 16 * 1024;
+
+function cappedStack(err: unknown): string {
+  const stack = stackOf(err);
+  return stack.length <= MAX_STACK ? stack : `${stack.slice(0, MAX_STACK)}\n... (${stack.length - MAX_STACK} more characters)`;
+}
+
+/**
+ * What a thrown value says of itself. Never throws: it runs while a request is failing, and a value
+ * String() cannot print (a null-prototype object, a throwing toString or stack getter) must still get
+ * its 500 and its line; an exception here would leave the request unanswered and escape as an
+ * unhandled rejection.
+ */
 function stackOf(err: unknown): string {
-  if (err instanceof Error) return err.stack ?? `${err.name}: ${err.message}`;
-  return String(err);
+  try {
+    if (err instanceof Error) {
+      const stack = err.stack;
+      return typeof stack === 'string' ? stack : `${err.name}: ${err.message}`;
+    }
+    return String(err);
+  } catch {
+    try {
+      return `(an unprintable ${Object.prototype.toString.call(err)} was thrown)`;
+    } catch {
+      return '(an unprintable value was thrown)';
+    }
+  }
 }
 
 export class Logger {
@@ -112,6 +176,8 @@ export class Logger {
     private readonly sink: LogSink | null,
   ) {
     this.rank = sink === null ? -1 : RANK[level];
+    // Guarded from the start: the server writes its first-start messages to stderr before any line.
+    if (sink === stderrSink) hookStderr();
     this.requests = this.rank >= RANK.info;
   }
 
@@ -178,14 +244,14 @@ export class Logger {
     const { err, ...rest } = fields;
     if (this.format === 'json') {
       const out: Record<string, unknown> = { time, level, msg, ...rest };
-      if (err !== undefined) out.stack = stackOf(err);
-      this.sink!(JSON.stringify(out) + '\n');
+      if (err !== undefined) out.stack = cappedStack(err);
+      this.sink!(JSON.stringify(out).replace(HIDDEN, unicodeEscape) + '\n');
       return;
     }
     let text = `${time} ${level} ${msg.replace(/[\u0000-\u001f\u007f]/g, ' ')}`;
     for (const k in rest) text += ` ${k}=${textValue(rest[k])}`;
     // The stack follows on indented lines: a reader sees it whole, a line parser sees continuations.
-    if (err !== undefined) text += '\n' + stackOf(err).replace(/^/gm, '  ');
+    if (err !== undefined) text += '\n' + textStack(cappedStack(err)).replace(/^/gm, '  ');
     this.sink!(text + '\n');
   }
 }

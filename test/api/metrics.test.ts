@@ -122,6 +122,39 @@ describe('GET /metrics, on without a token', () => {
   });
 });
 
+describe('GET /metrics, on without a token, behind a reverse proxy on the same box', () => {
+  // Every proxied request arrives from loopback: a request that says it was forwarded is not a local
+  // client, whether or not the operator listed the proxy in trusted_proxies.
+  for (const trustedProxies of [[], ['127.0.0.1', '::1']]) {
+    describe(`trusted_proxies = [${trustedProxies.join(', ')}]`, () => {
+      let t: TestServer;
+      before(async () => {
+        t = await startTestServer({
+          configure: (c) => {
+            c.metrics = true;
+            c.trustedProxies = trustedProxies;
+          },
+        });
+      });
+      after(() => t.close());
+
+      it('refuses a request that came through a proxy (X-Forwarded-For, Forwarded, X-Real-IP), even one naming loopback', async () => {
+        for (const headers of <Record<string, string>[]>[
+          { 'x-forwarded-for': '203.0.113.9' },
+          { 'x-forwarded-for': '127.0.0.1' },
+          { 'x-forwarded-for': '127.0.0.1, 203.0.113.9' },
+          { forwarded: 'for=203.0.113.9;proto=https' },
+          { 'x-real-ip': '203.0.113.9' },
+        ]) {
+          const res = await t.raw('GET', '/metrics', { headers });
+          assert.deepEqual([res.status, res.body], [403, DENIED], JSON.stringify(headers));
+        }
+        await scrape(t);
+      });
+    });
+  }
+});
+
 describe('GET /metrics, on with a token', () => {
   let t: TestServer;
   before(async () => {

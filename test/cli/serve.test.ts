@@ -148,6 +148,27 @@ describe('parley serve', () => {
     }
   });
 
+  it('keeps serving when the reader of its stderr goes away (EPIPE on the request log), and still exits 0 on SIGTERM', async () => {
+    const dataDir = tmp.make();
+    const creds = await initDataDir(dataDir);
+    const server = await startServe(['--data-dir', dataDir, '--port', '0']);
+    try {
+      const me = () => apiCall(server.url, { email: creds.email, apiKey: creds.api_key }, 'GET', '/users/me');
+      assert.equal((await me()).status, 200);
+      server.child.stderr!.destroy();
+      // The log flushes every 50 ms: requests spread over several flushes, each one a write to the closed pipe.
+      for (let i = 0; i < 5; i++) {
+        assert.equal((await me()).status, 200);
+        await new Promise((resolve) => setTimeout(resolve, 80));
+      }
+      assert.equal(server.child.exitCode, null, 'still running');
+      const exit = await server.stop('SIGTERM');
+      assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null });
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  });
+
   it('takes the data dir, host and port from PARLEY_* environment variables', async () => {
     const dataDir = tmp.make();
     const creds = await initDataDir(dataDir);

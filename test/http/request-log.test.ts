@@ -3,6 +3,7 @@
 // logged once with their stack; long-polls logged when answered (or abandoned); levels.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { publicRoute } from '../../src/http/route';
 import { registerQueue } from '../helpers/events';
 import { basicAuth, startTestServer, type TestServer } from '../helpers/server';
@@ -21,6 +22,38 @@ const crashRoute = publicRoute({
   },
 });
 
+/** Values no one can print: String() of each throws (a null-prototype object, a throwing toString or stack). */
+const unprintable = (): unknown[] => [
+  Object.create(null),
+  {
+    toString() {
+      throw new Error('cannot print me');
+    },
+  },
+  Object.defineProperty(new Error('hidden'), 'stack', {
+    get() {
+      throw new Error('no stack for you');
+    },
+  }),
+];
+const unprintableRoutes = [0, 1, 2].flatMap((i) => [
+  publicRoute({
+    method: 'GET',
+    path: `/api/v1/test/unprintable/${i}`,
+    handle() {
+      throw unprintable()[i];
+    },
+  }),
+  publicRoute({
+    method: 'GET',
+    path: `/api/v1/test/unprintable-async/${i}`,
+    async handle() {
+      await null;
+      throw unprintable()[i];
+    },
+  }),
+]);
+
 before(async () => {
   t = await startTestServer({
     configure: (c) => {
@@ -29,7 +62,7 @@ before(async () => {
       c.heartbeatSeconds = 60;
     },
     logSink: (line) => lines.push(line),
-    extraRoutes: [crashRoute],
+    extraRoutes: [crashRoute, ...unprintableRoutes],
   });
 });
 after(() => t.close());
@@ -146,6 +179,47 @@ describe('the request log (JSON)', () => {
     assert.doesNotMatch(res.text, /fire/);
   });
 
+  it('answers 500 and logs the error line when a handler throws a value that cannot be printed (sync or async)', async () => {
+    for (const kind of ['unprintable', 'unprintable-async']) {
+      for (const i of [0, 1, 2]) {
+        await take();
+        // Before, the async ones never got a reply (and the rejection escaped): give up rather than hang.
+        let timer: NodeJS.Timeout | undefined;
+        const res = await Promise.race([
+          t.raw('GET', `/api/v1/test/${kind}/${i}`),
+          new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${kind}/${i}: no reply`)), 5000))),
+        ]);
+        clearTimeout(timer);
+        assert.deepEqual([res.status, res.body], [500, { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' }]);
+        const id = res.headers.get('x-request-id');
+        const [error, request, ...rest] = await take();
+        assert.deepEqual(rest, []);
+        assert.equal(typeof error.stack, 'string');
+        assert.deepEqual({ ...error, time: 'T', stack: 'S' }, { time: 'T', level: 'error', msg: 'unexpected error', request_id: id, method: 'GET', path: `/api/v1/test/${kind}/${i}`, stack: 'S' });
+        assert.deepEqual([request.request_id, request.status], [id, 500]);
+      }
+    }
+  });
+
+  it('escapes the Unicode line breaks and direction overrides a client puts raw in its path (uWS passes UTF-8 through)', async () => {
+    await take();
+    const path = '/a\u2028b\u0085c\u202ed';
+    // fetch would percent-encode the path: the raw bytes go over a socket.
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(new URL(t.url).port), '127.0.0.1', () => socket.end(Buffer.from(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`, 'utf8')));
+      let got = '';
+      socket.on('data', (d) => (got += d));
+      socket.on('end', () => resolve(got));
+      socket.on('error', reject);
+    });
+    assert.match(reply, /^HTTP\/1\.1 404 /);
+    const raw = lines.join('');
+    assert.doesNotMatch(raw, /[\u0085\u2028\u202e]/);
+    const [line, ...rest] = await take();
+    assert.deepEqual(rest, []);
+    assert.deepEqual([line.path, line.status], [path, 404]);
+  });
+
   it('never logs query values, credentials in paths, bodies or headers', async () => {
     await take();
     const h = t.users.hamlet;
@@ -181,6 +255,20 @@ describe('the request log (JSON)', () => {
       assert.ok(!all.includes(secret), `${secret} is in the log`);
     }
     assert.deepEqual(new Set(got.map((l) => l.request_id)), new Set(answers.map((a) => a.headers.get('x-request-id'))));
+  });
+
+  it('redacts a credential route reached by a mangled path too (doubled slashes, capitals, escapes): no key logged, even where the router matched the escaped spelling', async () => {
+    await take();
+    const paths = ['//join/sekritkey1/', '/JOIN/sekritkey2', '/%6Aoin/sekritkey3', '/accounts//confirm_new_email/sekritkey4', '/User_Uploads/temporary/sekrittoken5/f.txt', '/json//tus/sekritid'];
+    const answers = await Promise.all(paths.map((path) => t.raw('GET', path)));
+    assert.deepEqual(answers.map((a) => a.status), paths.map(() => 404));
+    const all = lines.join('');
+    const got = await take();
+    assert.deepEqual(
+      got.map((l) => l.path).sort(),
+      ['/join/[redacted]', '/join/[redacted]', '/join/[redacted]', '/accounts/confirm_new_email/[redacted]', '/user_uploads/temporary/[redacted]', '/json//tus/sekritid'].sort(),
+    );
+    assert.ok(!/sekrit(key|token)/.test(all), all);
   });
 
   it('puts a distinct X-Request-Id on every reply: success, error, OPTIONS, HEAD, pages, health', async () => {

@@ -1,7 +1,21 @@
 // The logger on its own: line formats (hostile values escaped, one line each), levels, request ids.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { Logger, silentLogger } from '../../src/lib/log';
+
+/** Runs `code` (TypeScript, may import the logger as LOG) in a child process; returns its exit and stdout. */
+function child(code: string, onStderr: (c: ReturnType<typeof spawn>) => void): Promise<{ code: number | null; out: string }> {
+  const log = path.resolve(__dirname, '../../src/lib/log.ts');
+  const c = spawn(process.execPath, ['--import', 'tsx', '-e', `const LOG = require(${JSON.stringify(log)});\n${code}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  c.stdout!.on('data', (d) => (out += d));
+  onStderr(c);
+  return new Promise((resolve) => c.on('exit', (exit) => resolve({ code: exit, out })));
+}
 
 const request = { id: 'abcd0123-1', method: 'GET', path: '/p', status: 200, durationMs: 1.23456, userId: 8, ip: '127.0.0.1' };
 
@@ -30,6 +44,34 @@ describe('Logger', () => {
     assert.match(out[2], /^\S+Z info - user=8 GET \/p 200 1234\.50ms id=abcd0123-1\n$/);
   });
 
+  it('escapes Unicode line breaks, C1 controls and direction overrides in both formats (no forged or reordered line)', () => {
+    // U+2028/U+2029/U+0085 end a line for many readers (Python's splitlines, editors, some log viewers);
+    // U+202E and U+2066-2069 reorder what a terminal shows; U+009B is an 8-bit CSI (terminal escapes).
+    const hostile = '/a\u2028b\u2029c\u0085d\u009b31me\u202ef\u2066g\u200fh\u061ci';
+    const breaksOrHidden = /[\u0080-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/;
+    const json: string[] = [];
+    new Logger('info', 'json', (l) => json.push(l)).request({ ...request, path: hostile, ip: hostile });
+    assert.doesNotMatch(json[0], breaksOrHidden);
+    assert.deepEqual([JSON.parse(json[0]).path, JSON.parse(json[0]).ip], [hostile, hostile]);
+    const text: string[] = [];
+    new Logger('info', 'text', (l) => text.push(l)).request({ ...request, path: hostile, ip: hostile });
+    assert.doesNotMatch(text[0], breaksOrHidden);
+    const quoted = '"/a\\u2028b\\u2029c\\u0085d\\u009b31me\\u202ef\\u2066g\\u200fh\\u061ci"';
+    assert.equal(text[0].replace(/^\S+Z /, 'T '), `T info ${quoted} user=8 GET ${quoted} 200 1.23ms id=abcd0123-1\n`);
+  });
+
+  it("escapes an error stack's control characters in text: ANSI escapes, CR and Unicode line breaks cannot forge or recolour lines", () => {
+    const out: string[] = [];
+    const err = new Error('a\u001b[31mred\r\n2026-11-26T00:00:00.000Z info forged\u2028x\u0085y\u202ez');
+    new Logger('error', 'text', (l) => out.push(l)).error('unexpected error', { err });
+    assert.doesNotMatch(out[0], /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e]/);
+    const [head, first, second, ...frames] = out[0].trimEnd().split('\n');
+    assert.match(head, /^\S+Z error unexpected error$/);
+    assert.equal(first, '  Error: a\\u001b[31mred\\r');
+    assert.equal(second, '  2026-11-26T00:00:00.000Z info forged\\u2028x\\u0085y\\u202ez');
+    assert.ok(frames.length > 0 && frames.every((l) => l.startsWith('      at ')), frames.join('\n'));
+  });
+
   it('writes other lines with their fields, and an error stack once on indented lines', () => {
     const out: string[] = [];
     const text = new Logger('info', 'text', (l) => out.push(l));
@@ -45,6 +87,21 @@ describe('Logger', () => {
     const parsed = JSON.parse(json[0]);
     assert.deepEqual({ ...parsed, time: 'T', stack: 'S' }, { time: 'T', level: 'error', msg: 'it broke', request_id: 'x-2', stack: 'S' });
     assert.equal(parsed.stack, err.stack);
+  });
+
+  it('caps an error line: a 1 MB message (or a stack of a million lines) writes at most 16 KiB of stack', () => {
+    for (const message of ['x'.repeat(1024 * 1024), '\n'.repeat(1024 * 1024)]) {
+      const err = new Error(message);
+      const json: string[] = [];
+      new Logger('error', 'json', (l) => json.push(l)).error('unexpected error', { request_id: 'x-3', err });
+      const { stack, ...rest } = JSON.parse(json[0]);
+      assert.deepEqual({ ...rest, time: 'T' }, { time: 'T', level: 'error', msg: 'unexpected error', request_id: 'x-3' });
+      assert.equal(stack, `${err.stack!.slice(0, 16 * 1024)}\n... (${err.stack!.length - 16 * 1024} more characters)`);
+      const text: string[] = [];
+      new Logger('error', 'text', (l) => text.push(l)).error('unexpected error', { err });
+      assert.ok(text[0].length < 16 * 1024 * 3 + 200, String(text[0].length));
+      assert.ok(text[0].endsWith(`  ... (${err.stack!.length - 16 * 1024} more characters)\n`));
+    }
   });
 
   it('honours the level: error drops warn, info and requests; warn drops requests', () => {
@@ -71,4 +128,30 @@ describe('Logger', () => {
     assert.equal(silentLogger.enabled('error'), false);
     silentLogger.error('nothing happens');
   });
+
+  it('keeps the process alive when stderr is a closed pipe (EPIPE drops the lines, never crashes)', async () => {
+    // The reader (a log shipper, `parley | head`) goes away after the first line; the writer goes on.
+    const { code, out } = await child(
+      `let n = 0;
+       const iv = setInterval(() => {
+         LOG.stderrSink('line ' + n++ + '\\n');
+         if (n === 30) { clearInterval(iv); setTimeout(() => process.stdout.write('alive'), 100); }
+       }, 10);`,
+      (c) => c.stderr!.once('data', () => c.stderr!.destroy()),
+    );
+    assert.deepEqual({ code, out }, { code: 0, out: 'alive' });
+  });
+
+  it('guards stderr from the moment a logger writes to it, before its first line (first-start messages go straight to stderr)', async () => {
+    const { code, out } = await child(
+      `new LOG.Logger('info', 'text', LOG.stderrSink);
+       setTimeout(() => {
+         for (let i = 0; i < 20; i++) process.stderr.write('parley: open http://127.0.0.1/ in a browser\\n');
+         setTimeout(() => process.stdout.write('alive'), 100);
+       }, 200);`,
+      (c) => c.stderr!.destroy(),
+    );
+    assert.deepEqual({ code, out }, { code: 0, out: 'alive' });
+  });
 });
+
