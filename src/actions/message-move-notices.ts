@@ -65,6 +65,15 @@ export function streamMessageUrl(app: App, streamId: number, streamName: string,
 }
 
 /**
+ * Zulip's pm_message_url: the organization's URL, the participants' ids as encode_user_ids writes them
+ * (sorted, "-group" from three on), then "near" the message.
+ */
+export function directMessageUrl(app: App, userIds: readonly number[], messageId: number): string {
+  const ids = [...userIds].sort((a, b) => a - b);
+  return `${app.publicUrl.replace(/\/+$/, '')}/#narrow/dm/${ids.join(',')}${ids.length >= 3 ? '-group' : ''}/near/${messageId}`;
+}
+
+/**
  * Zulip's bulk_access_stream_messages_query(...).exists(): whether `user` can see a message of the
  * topic other than `exclude` (all of the channel's history, or only the messages they received).
  * Asked before posting "This topic was moved …" so the wording never reveals messages the user

@@ -12,7 +12,7 @@ import { realmChannel } from '../lib/realm-settings';
 import { findStreamById } from '../lib/streams';
 import { findUserById, type UserRow } from '../lib/users';
 import { silentMention } from './channel-notices';
-import { messageLinkSyntax } from './message-move-notices';
+import { directMessageUrl, messageLinkSyntax } from './message-move-notices';
 import { accessMessage, doSendMessage, MAX_MESSAGE_LENGTH } from './messages';
 import { notificationBot } from './system-bots';
 
@@ -51,12 +51,6 @@ export function unusedFence(content: string): string {
 /** Zulip's datetime_to_global_time: a <time:…> a client shows in each reader's own time zone. */
 const globalTime = (seconds: number) => `<time:${new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00')}>`;
 
-/** Zulip's pm_message_url: the organization's URL, the participants' ids ("-group" from three on), the message. */
-function directMessageUrl(app: App, userIds: number[], messageId: number): string {
-  const ids = [...userIds].sort((a, b) => a - b);
-  const slug = ids.join(',') + (ids.length >= 3 ? '-group' : '');
-  return `${app.publicUrl.replace(/\/+$/, '')}/#narrow/dm/${slug}/near/${messageId}`;
-}
 
 /**
  * The report Notification Bot posts (Zulip's send_message_report): its content, in `locale` (the

@@ -14,7 +14,7 @@ import { formatMessages, type MessageRow } from '../lib/messages';
 import { outboundPost, type OutboundResult } from '../lib/outbound-http';
 import { BOT_TYPE } from '../lib/roles';
 import { canAccessStreamHistory, type StreamRow } from '../lib/streams';
-import { encodeChannel, encodeHashComponent } from '../lib/url-encoding';
+import { directMessageUrl, streamMessageUrl } from './message-move-notices';
 import { findUserById, isBot, type UserRow } from '../lib/users';
 import { ZULIP_VERSION } from '../version';
 import { doSendMessage, type Addressee } from './messages';
@@ -357,13 +357,12 @@ function failWithMessage(app: App, bot: UserRow, m: MessageRow, failure: string)
 
 /** Zulip's message_link_url: the "near" link to a message. */
 function messageUrl(app: App, m: MessageRow): string {
-  const base = app.publicUrl.replace(/\/+$/, '');
   if (m.stream_id !== null) {
     const name = (stmt(app.db, 'SELECT name FROM stream WHERE id = ?').get(m.stream_id) as { name: string } | undefined)?.name ?? '';
-    return `${base}/#narrow/channel/${encodeChannel(m.stream_id, name)}/topic/${encodeHashComponent(m.topic)}/near/${m.id}`;
+    return streamMessageUrl(app, m.stream_id, name, m.topic, m.id);
   }
-  const ids = (stmt(app.db, 'SELECT user_id FROM direct_group_member WHERE group_id = ? ORDER BY user_id').all(m.direct_group_id) as { user_id: number }[]).map((r) => r.user_id);
-  return `${base}/#narrow/dm/${ids.join(',')}-${ids.length >= 3 ? 'group' : 'dm'}/near/${m.id}`;
+  const ids = (stmt(app.db, 'SELECT user_id FROM direct_group_member WHERE group_id = ?').all(m.direct_group_id) as { user_id: number }[]).map((r) => r.user_id);
+  return directMessageUrl(app, ids, m.id);
 }
 
 interface OwnerNotice {

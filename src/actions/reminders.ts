@@ -17,10 +17,9 @@ import { formatReminder, accessReminder, MAX_REMINDER_NOTE_LENGTH } from '../lib
 import { renderMessage } from '../lib/render';
 import { DELIVERY_TYPE, type ScheduledMessageRow } from '../lib/scheduled-messages';
 import { findStreamById } from '../lib/streams';
-import { encodeChannel, encodeHashComponent } from '../lib/url-encoding';
 import { findUserById, type UserRow } from '../lib/users';
 import { silentMention } from './channel-notices';
-import { conversationLinkSyntax } from './message-move-notices';
+import { conversationLinkSyntax, directMessageUrl, streamMessageUrl } from './message-move-notices';
 import { accessMessage, doSendMessage, MAX_MESSAGE_LENGTH, normalizeContent } from './messages';
 import { armScheduledDelivery } from './scheduled-messages';
 import { notificationBot } from './system-bots';
@@ -50,15 +49,6 @@ function mentionsForDisplay(users: { id: number; full_name: string }[]): string 
   return `${mentions.slice(0, -1).join(', ')}, and ${mentions[mentions.length - 1]}`;
 }
 
-/** Zulip's message_link_url: the organization's URL, then the message's conversation and "near" it. */
-function messageUrl(app: App, m: MessageRow, streamName: string | null, participantIds: number[]): string {
-  const base = app.publicUrl.replace(/\/+$/, '');
-  if (m.stream_id !== null) {
-    return `${base}/#narrow/channel/${encodeChannel(m.stream_id, streamName ?? '')}/topic/${encodeHashComponent(m.topic)}/near/${m.id}`;
-  }
-  const ids = [...participantIds].sort((a, b) => a - b);
-  return `${base}/#narrow/dm/${ids.join(',')}${ids.length >= 3 ? '-group' : ''}/near/${m.id}`;
-}
 
 /** Zulip's get_reminder_formatted_content, for a message `user` may read. */
 export function reminderContent(app: App, m: MessageRow, note: string | null): string {
@@ -71,16 +61,15 @@ export function reminderContent(app: App, m: MessageRow, note: string | null): s
   if (m.stream_id !== null) {
     const stream = findStreamById(app.db, m.realm_id, m.stream_id);
     const name = stream?.name ?? '';
-    url = messageUrl(app, m, name, []);
+    url = streamMessageUrl(app, m.stream_id, name, m.topic, m.id);
     content = normalized ? `You requested a reminder for the following message. Note:\n > ${normalized}` : 'You requested a reminder for the following message.';
     where = `in ${conversationLinkSyntax(m.stream_id, name, m.topic, m.id)}`;
   } else {
     const participants = directRecipients(app.db, m.direct_group_id as number);
-    url = messageUrl(
+    url = directMessageUrl(
       app,
-      m,
-      null,
       participants.map((u) => u.id),
+      m.id,
     );
     content = normalized
       ? `You requested a reminder for the following direct message. Note:\n > ${normalized}`

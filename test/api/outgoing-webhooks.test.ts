@@ -289,6 +289,20 @@ describe('outgoing webhooks: failures', () => {
     );
   });
 
+  it("a failed direct message's notice links to the conversation as Zulip's pm_message_url does (ids sorted, no suffix below three)", async () => {
+    const o = t.users.othello;
+    hook.answerWith({ status: 500, body: 'no' });
+    const id = await send(o, { type: 'direct', to: [hooky.id] }, 'are you there');
+    await idle();
+    const ids = [o.id, hooky.id].sort((a, b) => a - b).join(',');
+    assert.equal(
+      (await ownerNotices(hooky.id)).at(-1),
+      `[A message](${t.url}/#narrow/dm/${ids}/near/${id}) to your bot @_**Hooky** triggered an outgoing webhook.\n` +
+        'The webhook got a response with status code *500*.\n' +
+        "The response contains the following payload:\n```\nb'no'\n```",
+    );
+  });
+
   it('an answer that is not JSON, not an object, or that cannot be posted', async () => {
     const o = t.users.othello;
     const cases: [string, string, string][] = [
