@@ -100,21 +100,33 @@ const STEPS: ((db: Db) => void)[] = [
   (db) => {
     rebuildTable(db, 'invitation', ['invitation_realm_status']);
   },
-  // 7: code playgrounds, saved snippets and navigation views are stored (register listed none).
-  (db) => createMissing(db, ['realm_playground', 'realm_playground_unique', 'saved_snippet', 'saved_snippet_user', 'navigation_view', 'navigation_view_user_fragment']),
-  // 8: widgets (/poll, /todo) keep their data in submessages.
-  (db) => createMissing(db, ['submessage', 'submessage_message']),
-  // 9: message reminders are scheduled messages with delivery_type 2 (Zulip's REMIND), with the message
-  // they point at and the user's note: the table is rebuilt with the new columns, rows kept as
-  // messages sent later (delivery_type 1).
-  (db) => {
-    rebuildTable(db, 'scheduled_message', ['scheduled_message_due', 'scheduled_message_sender']);
-  },
-  // 10: ids that reach clients are never used twice (AUTOINCREMENT), as in Zulip: deleting the newest
-  // linkifier, draft, scheduled message, profile field or upload gave its id to the next one. Each
-  // table is rebuilt; copying its rows into the AUTOINCREMENT table starts sqlite_sequence at its
-  // max(id) (an id deleted before this step, above every kept one, is not known and may come again).
-  // The user table is rebuilt as in step 4, its view and trigger set aside meanwhile.
+  // 7: the tables issue 15 and 16 added: code playgrounds, saved snippets and navigation views
+  // (register listed none), widget submessages (/poll, /todo), and health_probe (GET /health proves
+  // the database takes writes with a DELETE from it).
+  (db) =>
+    createMissing(db, [
+      'realm_playground',
+      'realm_playground_unique',
+      'saved_snippet',
+      'saved_snippet_user',
+      'navigation_view',
+      'navigation_view_user_fragment',
+      'submessage',
+      'submessage_message',
+      'health_probe',
+    ]),
+  // 8: every table whose schema changed, rebuilt once as schema.sql has it, rows kept:
+  // - ids that reach clients are never used twice (AUTOINCREMENT), as in Zulip: deleting the newest
+  //   linkifier, draft, scheduled message, profile field or upload gave its id to the next one.
+  //   Copying the rows into the AUTOINCREMENT table starts sqlite_sequence at its max(id) (an id
+  //   deleted before this step, above every kept one, is not known and may come again);
+  // - message reminders are scheduled messages with delivery_type 2 (Zulip's REMIND), the message they
+  //   point at and the user's note: existing rows are messages sent later (delivery_type 1);
+  // - uploaded icons and avatars: the realm's icon source and version, a user's avatar file (defaults:
+  //   nothing uploaded);
+  // - an E2EE registration remembers when its token last changed and whether the push service
+  //   acknowledged it; existing ones count as acknowledged, sent to the service long ago.
+  // The user table's view and trigger are set aside meanwhile, as in step 4.
   (db) => {
     db.exec('DROP TRIGGER usermessage_cursor_advance');
     db.exec('DROP VIEW usermessage_pending');
@@ -130,14 +142,16 @@ const STEPS: ((db: Db) => void)[] = [
       ['custom_profile_field', ['custom_profile_field_name']],
       ['attachment', ['attachment_owner']],
       ['client_device', []],
+      ['push_device', ['push_device_user']],
       ['invitation', ['invitation_realm_status']],
       ['scheduled_message', ['scheduled_message_due', 'scheduled_message_sender']],
       ['draft', ['draft_user']],
     ];
     for (const [table, indexes] of tables) rebuildTable(db, table, indexes);
     for (const name of ['usermessage_pending', 'usermessage_cursor_advance', 'user_active_cursor']) db.exec(schemaStatement(name));
+    db.exec('UPDATE push_device SET token_updated = updated, registered_token_id = token_id WHERE token_id IS NOT NULL');
   },
-  // 11: the system bots (Notification Bot, Welcome Bot) are Zulip's cross-realm bots, members of no
+  // 9: the system bots (Notification Bot, Welcome Bot) are Zulip's cross-realm bots, members of no
   // organization: they leave the role groups they were put in when created (lists of members,
   // permissions). Known as isSystemBot knows them (lib/users.ts), written out here as that test stood.
   (db) => {
@@ -145,24 +159,7 @@ const STEPS: ((db: Db) => void)[] = [
       SELECT id FROM user WHERE bot_type IS NOT NULL AND bot_owner_id IS NULL
         AND lower(substr(email, 1, instr(email, '@') - 1)) IN ('notification-bot', 'welcome-bot'))`);
   },
-  // 12: an E2EE registration remembers when its token last changed and whether the push service
-  // acknowledged it (the devices of POST /register). Existing registrations count as acknowledged:
-  // they were sent to the service long ago.
-  (db) => {
-    rebuildTable(db, 'push_device', ['push_device_user']);
-    db.exec('UPDATE push_device SET token_updated = updated, registered_token_id = token_id WHERE token_id IS NOT NULL');
-  },
-  // 13: uploaded organization icons and avatars: the realm's icon source and version, and the name of
-  // a user's uploaded avatar file (existing rows take the defaults: nothing uploaded). Both tables
-  // are rebuilt as in step 5 (an added column would differ from schema.sql in its spacing).
-  (db) => {
-    rebuildTable(db, 'realm', []);
-    db.exec('DROP TRIGGER usermessage_cursor_advance');
-    db.exec('DROP VIEW usermessage_pending');
-    rebuildTable(db, 'user', ['user_realm_email', 'user_realm_delivery_email', 'user_api_key', 'user_bot_owner']);
-    for (const name of ['usermessage_pending', 'usermessage_cursor_advance', 'user_active_cursor']) db.exec(schemaStatement(name));
-  },
-  // 14: a database made by the very first Parley (before reactions kept the order they were added in,
+  // 10: a database made by the very first Parley (before reactions kept the order they were added in,
   // a change made without a new version) still has reaction WITHOUT ROWID keyed by
   // (message, user, type, code) and no reaction_unique: rebuilt as schema.sql has it. Its reactions
   // get ids in key order, the order that Parley listed them in. Other databases have it already.
@@ -170,8 +167,6 @@ const STEPS: ((db: Db) => void)[] = [
     const hasId = db.prepare("SELECT 1 FROM pragma_table_info('reaction') WHERE name = 'id'").get();
     if (!hasId) rebuildTable(db, 'reaction', ['reaction_unique']);
   },
-  // 15: GET /health proves the database takes writes with a DELETE from the empty health_probe.
-  (db) => createMissing(db, ['health_probe']),
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

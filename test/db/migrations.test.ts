@@ -92,7 +92,7 @@ describe('migrations', () => {
     assert.equal(db.prepare('SELECT count(*) FROM usermessage_pending').pluck().get(), 0);
     // enter_sends (version 5) starts at Zulip's default for everyone.
     assert.deepEqual(db.prepare('SELECT enter_sends FROM user ORDER BY id').pluck().all(), [0, 0, 0]);
-    // Devices keep their E2EE registrations (version 12), which learn when their token last changed
+    // Devices keep their E2EE registrations (version 8), which learn when their token last changed
     // and count as acknowledged by the push service; device ids are not reused.
     assert.deepEqual(db.prepare('SELECT device_id, push_key_id, token_id, updated, token_updated, registered_token_id, registration_error FROM push_device').all(), [
       {
@@ -152,8 +152,8 @@ describe('migrations', () => {
     migrated.close();
   });
 
-  it('version 9 gives scheduled messages the reminder columns, keeping every row as a message sent later', () => {
-    // A version-6 database (7 and 8 only add tables): today's schema with scheduled_message as it was.
+  it('version 8 gives scheduled messages the reminder columns, keeping every row as a message sent later', () => {
+    // A version-6 database: today's schema with scheduled_message as it was.
     const file = path.join(dir, 'v6.db');
     const db = openDatabase(file);
     db.exec(`
@@ -180,7 +180,7 @@ describe('migrations', () => {
     migrated.close();
   });
 
-  it('version 10 makes client-visible ids AUTOINCREMENT, keeping every row and never reusing a kept id; version 11 takes the system bots out of groups', () => {
+  it('version 8 makes client-visible ids AUTOINCREMENT, keeping every row and never reusing a kept id; version 9 takes the system bots out of groups', () => {
     // A version-6 database (schema-v6.sql: schema.sql before this step) with rows in every rebuilt
     // table and in the tables whose rows would cascade away with theirs.
     const file = path.join(dir, 'v6-ids.db');
@@ -235,13 +235,13 @@ describe('migrations', () => {
       'attachment_scheduled_message',
       'push_device',
     ];
-    // The columns each table had at version 6 (later steps may add some: reminders, step 9).
+    // The columns each table had at version 6 (step 8 adds some: reminders, icons, avatars).
     const columns = Object.fromEntries(
       kept.map((table) => [table, (old.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[]).map((c) => `"${c.name}"`).join(', ')]),
     );
     const snapshot = (db: Db) => kept.map((table) => rows(db, `SELECT ${columns[table]} FROM ${table} ORDER BY 1, 2`));
     const before = snapshot(old);
-    // Version 11: Notification Bot (a system bot) leaves the role group it was put in; a member's bot
+    // Version 9: Notification Bot (a system bot) leaves the role group it was put in; a member's bot
     // with a system bot's name (it has an owner) stays.
     old.exec(`
       INSERT INTO user (id, realm_id, email, delivery_email, full_name, api_key, date_joined, bot_type, bot_owner_id) VALUES
