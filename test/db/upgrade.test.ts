@@ -1,5 +1,5 @@
-// Upgrades: a database made by the oldest schema in the tree (test/fixtures/schema-v1.sql, the first
-// commit's schema.sql) opens in this Parley with every row kept and exactly the schema a new database
+// Upgrades: a database made by the oldest schema in the tree (the first commit's schema.sql, 66090c7:
+// firstSchema below) opens in this Parley with every row kept and exactly the schema a new database
 // gets; a database from a newer Parley is refused with a clear message and a non-zero exit. Nothing
 // here counts the migration steps: more are appended as Parley grows.
 import { after, describe, it } from 'node:test';
@@ -78,10 +78,33 @@ const V1_DATA = `
   INSERT INTO draft (id, user_id, type, "to", topic, content, timestamp) VALUES (1, 1, 'stream', '[1]', 'Plans', 'half a thought', ${T});
 `;
 
+/**
+ * schema.sql as the first commit had it (66090c7, PRAGMA user_version 1). It differs from
+ * test/db/schema-v1.sql only in reaction: commit 4915588 made it a rowid table with reaction_unique
+ * (keeping the order reactions were added in) without a new version.
+ */
+function firstSchema(): string {
+  const later = fs.readFileSync(path.join(__dirname, 'schema-v1.sql'), 'utf8');
+  const reaction = /CREATE TABLE reaction \([\s\S]*?\n\);\nCREATE UNIQUE INDEX reaction_unique [^\n]*\n/;
+  assert.match(later, reaction);
+  return later.replace(
+    reaction,
+    `CREATE TABLE reaction (
+  message_id     INTEGER NOT NULL REFERENCES message(id) ON DELETE CASCADE,
+  user_id        INTEGER NOT NULL REFERENCES user(id),
+  emoji_name     TEXT NOT NULL,
+  emoji_code     TEXT NOT NULL,
+  reaction_type  TEXT NOT NULL DEFAULT 'unicode_emoji',
+  PRIMARY KEY (message_id, user_id, reaction_type, emoji_code)
+) WITHOUT ROWID;
+`,
+  );
+}
+
 function makeV1(file: string): void {
   const db = new Database(file, { nativeBinding: loadSqliteAddon() as never });
   db.pragma('journal_mode = WAL');
-  db.exec(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'schema-v1.sql'), 'utf8'));
+  db.exec(firstSchema());
   db.pragma('user_version = 1');
   db.exec(V1_DATA);
   db.close();
