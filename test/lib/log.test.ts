@@ -142,6 +142,41 @@ describe('Logger', () => {
     assert.deepEqual({ code, out }, { code: 0, out: 'alive' });
   });
 
+  it('never waits for a reader that stopped reading: lines past the buffers are dropped, then counted on a line of their own', async () => {
+    // The child logs ~30 MB of request lines while its stderr is not read (a stalled log shipper).
+    // With writes on the event loop it would block in write(2) and never say "done"; here it goes
+    // on, drops what the buffers cannot hold, and says how many once the reader is back.
+    let err = '';
+    let resumed = false;
+    const { code, out } = await child(
+      `const log = new LOG.Logger('info', 'text', LOG.stderrSink);
+       const line = { id: 'abcd0123-1', method: 'GET', path: '/api/v1/users/me', status: 200, durationMs: 1, userId: 8, ip: null };
+       let n = 0;
+       const step = () => {
+         for (let i = 0; i < 10000; i++) log.request(line);
+         if (++n < 300) setImmediate(step);
+         else { process.stdout.write('done'); setTimeout(() => { log.warn('last line'); }, 300); setTimeout(() => {}, 600); }
+       };
+       step();`,
+      (c) => {
+        c.stderr!.pause();
+        c.stdout!.on('data', (d) => {
+          if (String(d).includes('done') && !resumed) {
+            resumed = true;
+            c.stderr!.on('data', (d) => (err += d));
+            c.stderr!.resume();
+          }
+        });
+      },
+    );
+    assert.deepEqual({ code, out }, { code: 0, out: 'done' });
+    const dropped = [...err.matchAll(/warn log lines dropped: stderr was not read count=(\d+)\n/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+    const written = err.split('\n').filter((l) => l.endsWith(' id=abcd0123-1')).length;
+    assert.equal(written + dropped, 3_000_000);
+    assert.ok(written > 0 && dropped > 0, `${written} written, ${dropped} dropped`);
+    assert.match(err, /warn last line\n$/);
+  });
+
   it('guards stderr from the moment a logger writes to it, before its first line (first-start messages go straight to stderr)', async () => {
     const { code, out } = await child(
       `new LOG.Logger('info', 'text', LOG.stderrSink);
