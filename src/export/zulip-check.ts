@@ -150,10 +150,12 @@ export class ExportChecker {
     }
     if (t === 'zerver_namedusergroup' && row.id !== row.usergroup_ptr) this.problem(`${where}: id and usergroup_ptr differ`);
     if (t === 'zerver_attachment' && typeof row.path_id === 'string') this.attachmentPaths.push({ where: `${where}.path_id`, path: row.path_id });
-    if (t === 'zerver_userprofile_crossrealm' && typeof row.recipient_id === 'number') this.idsOf('zerver_recipient').add(row.recipient_id);
+    if (t === 'zerver_userprofile_crossrealm' && typeof row.recipient_id === 'number') this.crossRealmRecipients.add(row.recipient_id);
   }
 
   private emojiNameChecks: { where: string; id: number; name: string }[] = [];
+  /** The cross-realm bots' personal recipients: on the exporting server, not in zerver_recipient, yet valid targets. */
+  private crossRealmRecipients = new Set<number>();
 
   /** Checks a folder's records.json; `hasFile` says whether a path exists in the folder. */
   records(folder: RecordsSpec['folder'], data: unknown, hasFile: (rel: string) => boolean): void {
@@ -179,6 +181,11 @@ export class ExportChecker {
     // A Zulip user id may also be one of the cross-realm or mirror-dummy accounts.
     const users = this.idsOf('zerver_userprofile');
     for (const t of ['zerver_userprofile_crossrealm', 'zerver_userprofile_mirrordummy'] as const) for (const id of this.idsOf(t)) users.add(id);
+    const recipients = this.idsOf('zerver_recipient');
+    for (const id of this.crossRealmRecipients) {
+      if (recipients.has(id)) this.problem(`realm.json: zerver_userprofile_crossrealm recipient_id ${id} is also an id of zerver_recipient`);
+      recipients.add(id);
+    }
     for (const ref of this.pending) {
       if (!this.idsOf(ref.table).has(ref.value)) this.problem(`${ref.where}: ${ref.value} is not an id of ${ref.table}`);
     }
