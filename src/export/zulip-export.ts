@@ -29,10 +29,9 @@ import {
   STREAM_GROUP_DEFAULTS,
   STREAM_GROUP_SETTINGS,
   USER_SETTING_TYPES,
-  ZULIP_SOURCE,
   messageFileName,
 } from './zulip-format';
-import { PARLEY_VERSION } from '../version';
+import { ZULIP_VERSION } from '../version';
 import type TarStream from 'tar-stream';
 
 type Db = Database.Database;
@@ -192,12 +191,10 @@ async function writeTarball(db: Db, opts: ExportOptions, out: string, partial: s
 
   const files = await writeFiles(db, ctx, opts.uploadsDir, attachments, put);
 
-  // Zulip's importer reads this first and compares it with its own database's migrations (see the
-  // README: Parley cannot name Zulip's migrations, so the person importing must use the matching release).
-  const migrationStatus = {
-    zulip_version: `Parley ${PARLEY_VERSION} (Zulip export format of ${ZULIP_SOURCE.exportPy})`,
-    migrations_by_app: {},
-  };
+  // Zulip's importer reads this first (check_migration_status): the major version must be the
+  // importing server's, and an app whose migrations the export does not list is only a warning.
+  // Parley cannot name Zulip's migrations: it lists none, and names the Zulip version whose API it speaks.
+  const migrationStatus = { zulip_version: ZULIP_VERSION, migrations_by_app: {} };
   await put(OTHER_FILES.migrationStatus, Buffer.from(JSON.stringify(migrationStatus, null, 2) + '\n'));
   const counts: Record<string, number> = { ...realmCounts, ...attachmentCounts, zerver_message: msg.messages, zerver_usermessage: msg.usermessages, ...files };
   await put('stats.json', Buffer.from(JSON.stringify(counts, null, 2) + '\n'));

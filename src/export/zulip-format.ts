@@ -710,7 +710,11 @@ export const NOT_EXPORTED: Record<string, string> = {
 
 /** The files besides the tables. */
 export const OTHER_FILES = {
-  /** Read first by the importer (check_migration_status): the exporting server's Django migrations and Zulip version. */
+  /**
+   * Read first by the importer (check_migration_status): {zulip_version, migrations_by_app}. The
+   * major version (before the first ".") must equal the importing server's; an app missing from
+   * migrations_by_app only logs a warning, and apps listed on both sides must list the same migrations.
+   */
   migrationStatus: 'migration_status.json',
 } as const;
 
