@@ -32,6 +32,8 @@ import {
   messageFileName,
 } from './zulip-format';
 import { ZULIP_VERSION } from '../version';
+import { EDIT_HISTORY_VISIBILITY_POLICIES, REALM_EXTRA_SETTING_DEFAULTS, REALM_TOPICS_POLICIES, realmEditHistoryPolicy, realmExtraSetting, realmTopicsPolicy } from '../lib/realm-settings';
+import type { RealmRow } from '../lib/realm';
 import type TarStream from 'tar-stream';
 
 type Db = Database.Database;
@@ -63,6 +65,9 @@ export interface ExportSummary {
 const secs = (t: number | null | undefined): number | null => (t === null || t === undefined ? null : Number(t));
 const bool = (v: unknown): boolean => v === 1 || v === true;
 const nbool = (v: unknown): boolean | null => (v === null || v === undefined ? null : bool(v));
+
+/** Zulip's StreamTopicsPolicyEnum (zerver/models/streams.py): Parley stores the names. */
+const STREAM_TOPICS_POLICIES: Record<string, number> = { inherit: 1, allow_empty_topic: 2, disable_empty_topic: 3, empty_topic_only: 4 };
 
 /** Parley's usermessage flag bits (schema.sql) to Zulip's bitfield: bits 7 and up move up two (Zulip keeps two retired flags there). */
 export const zulipFlags = (parley: number): number => (parley & 0x7f) | ((parley & ~0x7f) << 2);
@@ -380,9 +385,13 @@ function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void {
     disallow_disposable_email_addresses: bool(realm.disallow_disposable_email_addresses),
     waiting_period_threshold: realm.waiting_period_threshold,
     default_language: realm.default_language,
-    message_retention_days: realm.message_retention_days,
+    // Zulip's column is NOT NULL with -1 for unlimited; Parley's is NULL.
+    message_retention_days: realm.message_retention_days ?? -1,
     allow_message_editing: bool(realm.allow_message_editing),
-    allow_edit_history: bool(realm.allow_edit_history),
+    // Zulip replaced allow_edit_history with this enum (zerver/models/realms.py).
+    message_edit_history_visibility_policy: EDIT_HISTORY_VISIBILITY_POLICIES[realmEditHistoryPolicy(realm as RealmRow)],
+    topics_policy: REALM_TOPICS_POLICIES[realmTopicsPolicy(realm as RealmRow)],
+    welcome_message_custom_text: realm.welcome_message_custom_text,
     message_content_edit_limit_seconds: realm.message_content_edit_limit_seconds,
     message_content_delete_limit_seconds: realm.message_content_delete_limit_seconds,
     move_messages_within_stream_limit_seconds: realm.move_messages_within_stream_limit_seconds,
@@ -396,6 +405,8 @@ function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void {
     zulip_update_announcements_stream: null,
     moderation_request_channel: null,
   };
+  // The settings Parley keeps in extra_settings are Realm fields of the same names in Zulip.
+  for (const name of Object.keys(REALM_EXTRA_SETTING_DEFAULTS) as (keyof typeof REALM_EXTRA_SETTING_DEFAULTS)[]) z[name] = realmExtraSetting(realm as RealmRow, name);
   // can_manage_billing_group has no Parley column: Zulip's default group.
   for (const s of REALM_GROUP_SETTINGS) z[s] = groupId(ctx, s in realm ? realm[s] : null, REALM_GROUP_DEFAULTS[s]);
   f.tableOf('zerver_realm', [z]);
@@ -484,6 +495,7 @@ function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void {
       is_web_public: bool(s.is_web_public),
       history_public_to_subscribers: bool(s.history_public_to_subscribers),
       message_retention_days: s.message_retention_days,
+      topics_policy: STREAM_TOPICS_POLICIES[s.topics_policy as string] ?? STREAM_TOPICS_POLICIES.inherit,
       deactivated: bool(s.deactivated),
       first_message_id: s.first_message_id,
       is_recently_active: bool(s.is_recently_active),

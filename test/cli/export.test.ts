@@ -290,6 +290,12 @@ describe('parley export', () => {
     assert.ok(!('api_key' in h) && !('password' in h));
     assert.equal(realm.zerver_userprofile.find((u: any) => u.id === t.users.moderator.id).is_active, false);
     assert.equal(realm.zerver_realm[0].date_created, q('SELECT date_created FROM realm'));
+    // Zulip's encodings: -1 for unlimited retention, enums as their stored integers.
+    assert.equal(realm.zerver_realm[0].message_retention_days, -1);
+    assert.equal(realm.zerver_realm[0].message_edit_history_visibility_policy, 1);
+    assert.equal(realm.zerver_realm[0].topics_policy, 2);
+    assert.ok(realm.zerver_stream.every((s: any) => s.topics_policy === 1));
+    assert.ok(!('allow_edit_history' in realm.zerver_realm[0]));
     assert.equal(realm.import_source, 'parley');
     // The importer compares the major version with its own and only warns about unlisted migrations.
     assert.deepEqual(json('migration_status.json'), { zulip_version: ZULIP_VERSION, migrations_by_app: {} });
