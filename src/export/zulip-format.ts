@@ -215,6 +215,8 @@ export const USER_SETTING_TYPES: Record<string, 'bool' | 'int' | 'string'> = {
   email_address_visibility: 'int',
   web_navigate_to_sent_message: 'bool',
   web_mark_read_on_scroll_policy: 'int',
+  web_suggest_update_timezone: 'bool',
+  hide_ai_features: 'bool',
 };
 
 const groupFks = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, fk('zerver_usergroup')]));

@@ -18,7 +18,7 @@ import { childEnv, makeTempDirs, ROOT, runCli, SOURCE_CLI } from '../helpers/cli
 import { ZULIP_VERSION } from '../../src/version';
 import { ExportChecker } from '../../src/export/zulip-check';
 import { huddleHash, zulipFlags } from '../../src/export/zulip-export';
-import { MESSAGE_CHUNK_SIZE, RECORDS, TABLES, TABLE_NAMES, ZULIP_USERMESSAGE_FLAGS, type TableName } from '../../src/export/zulip-format';
+import { MESSAGE_CHUNK_SIZE, RECORDS, USER_SETTING_TYPES, TABLES, TABLE_NAMES, ZULIP_USERMESSAGE_FLAGS, type TableName } from '../../src/export/zulip-format';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 const tmp = makeTempDirs();
@@ -288,6 +288,8 @@ describe('parley export', () => {
     const h = realm.zerver_userprofile.find((u: any) => u.id === hamlet.id);
     assert.equal(h.date_joined, q('SELECT date_joined FROM user WHERE id = ?', hamlet.id));
     assert.ok(!('api_key' in h) && !('password' in h));
+    // Every personal setting of the description is written (none silently missing from Parley's row).
+    for (const [name, type] of Object.entries(USER_SETTING_TYPES)) assert.equal(typeof h[name], type === 'int' ? 'number' : type === 'bool' ? 'boolean' : 'string', name);
     assert.equal(realm.zerver_userprofile.find((u: any) => u.id === t.users.moderator.id).is_active, false);
     assert.equal(realm.zerver_realm[0].date_created, q('SELECT date_created FROM realm'));
     // Zulip's encodings: -1 for unlimited retention, enums as their stored integers.
