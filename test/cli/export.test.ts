@@ -17,7 +17,8 @@ import { multipart, type Part } from '../helpers/multipart';
 import { childEnv, makeTempDirs, ROOT, runCli, SOURCE_CLI } from '../helpers/cli';
 import { ZULIP_VERSION } from '../../src/version';
 import { ExportChecker } from '../../src/export/zulip-check';
-import { huddleHash, zulipFlags } from '../../src/export/zulip-export';
+import { huddleHash } from '../../src/export/context';
+import { zulipFlags } from '../../src/export/message-files';
 import { MESSAGE_CHUNK_SIZE, RECORDS, USER_SETTING_TYPES, TABLES, TABLE_NAMES, ZULIP_USERMESSAGE_FLAGS, type TableName } from '../../src/export/zulip-format';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
