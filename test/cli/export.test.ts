@@ -192,6 +192,7 @@ describe('parley export', () => {
       TABLES[table].file === 'messages' ? messageFiles.flatMap((n) => JSON.parse(files.get(n)!.toString('utf8'))[table]) : TABLES[table].file === 'attachment.json' ? json('attachment.json')[table] : realm[table];
     const messages = all('zerver_message');
     const maxId = messages[messages.length - 1].id;
+    const crossRealmIds = new Set(realm.zerver_userprofile_crossrealm.map((u: any) => u.id));
     const systemBots = q(`SELECT count(*) FROM user WHERE bot_type IS NOT NULL AND bot_owner_id IS NULL AND (email LIKE 'notification-bot@%' OR email LIKE 'welcome-bot@%')`);
     const users = q('SELECT count(*) FROM user') - systemBots;
     const streams = q('SELECT count(*) FROM stream');
@@ -230,6 +231,24 @@ describe('parley export', () => {
       zerver_attachment: 1,
     };
     assert.equal(huddles, 2, 'one group DM sent, one scheduled');
+    // The per-user rows are exactly Parley's, stored and implied (the view), with Zulip's flag bits.
+    const parleyRows = (
+      t.app.db
+        .prepare(
+          `SELECT user_id, message_id, flags FROM usermessage WHERE message_id <= ?
+           UNION ALL
+           SELECT p.user_id, p.message_id, 0 FROM usermessage_pending p WHERE p.message_id <= ?
+             AND NOT EXISTS (SELECT 1 FROM usermessage x WHERE x.user_id = p.user_id AND x.message_id = p.message_id)`,
+        )
+        .all(maxId, maxId) as { user_id: number; message_id: number; flags: number }[]
+    )
+      .filter((r) => !crossRealmIds.has(r.user_id))
+      .map((r) => `${r.message_id}/${r.user_id}/${zulipFlags(r.flags)}`)
+      .sort();
+    const exported = all('zerver_usermessage')
+      .map((r: any) => `${r.message}/${r.user_profile}/${r.flags_mask}`)
+      .sort();
+    assert.deepEqual(exported, parleyRows);
     const actual = Object.fromEntries(Object.keys(expected).map((k) => [k, all(k as TableName).length]));
     assert.deepEqual(actual, expected);
     // Drafts are not exported, as Zulip's exporter leaves them out.
