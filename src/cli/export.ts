@@ -14,19 +14,35 @@ export async function runExport(app: App, out: string): Promise<number> {
   const uploadsDir = app.uploadsDir;
   app.close();
   const { exportRealm } = await import('../export/zulip-export');
+  // Ctrl-C or `kill`: the export removes its temporary files as the signal aborts it, then we exit
+  // with the signal's conventional status.
+  const abort = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    abort.abort();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   // For the interruption test only: stop after this file is in the tarball, and wait to be killed.
   const stallAfter = process.env.PARLEY_EXPORT_TEST_STALL_AFTER;
-  const summary = await exportRealm({
-    dbFile,
-    uploadsDir,
-    out,
-    onEntry: async (name) => {
-      if (name !== stallAfter) return;
-      process.stderr.write(`parley: export: stalled after ${name}\n`);
-      // A pending timer keeps the process alive (a bare unresolved promise would let it exit).
-      await new Promise(() => setInterval(() => undefined, 1 << 30));
-    },
-  });
+  let summary;
+  try {
+    summary = await exportRealm({
+      dbFile,
+      uploadsDir,
+      out,
+      signal: abort.signal,
+      onEntry: async (name) => {
+        if (name !== stallAfter) return;
+        process.stderr.write(`parley: export: stalled after ${name}\n`);
+        // A pending timer keeps the process alive (a bare unresolved promise would let it exit).
+        await new Promise(() => setInterval(() => undefined, 1 << 30));
+      },
+    });
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
   process.stdout.write(
     `export written to ${path.resolve(out)} (${summary.messages} messages in ${summary.messageFiles} files, ${summary.counts.zerver_userprofile ?? 0} users, ${summary.counts.zerver_stream ?? 0} channels)\n`,
   );

@@ -33,6 +33,8 @@ export interface ExportOptions {
   uploadsDir: string;
   /** Where the .tar.gz goes. */
   out: string;
+  /** Stops the export and removes its temporary files (synchronously, when it fires). */
+  signal?: AbortSignal;
   /** Called after each file is in the tarball (for progress lines). */
   onEntry?: (name: string) => void | Promise<void>;
 }
@@ -86,14 +88,10 @@ export async function exportRealm(opts: ExportOptions): Promise<ExportSummary> {
     fs.rmSync(stage, { recursive: true, force: true });
     fs.rmSync(partial, { force: true });
   };
-  // An interrupted export (Ctrl-C, `kill`) removes its temporary files on the way out; SIGKILL or a
-  // crash leaves them under names that no one takes for a finished export.
-  const onSignal = (signal: NodeJS.Signals) => {
-    cleanup();
-    process.exit(signal === 'SIGINT' ? 130 : 143);
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // Aborted (the CLI on SIGINT or SIGTERM), the temporary files go at once, synchronously: the caller
+  // may exit right after. SIGKILL or a crash leaves them, under names no one takes for an export.
+  const onAbort = () => cleanup();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
 
   const db = new Database(opts.dbFile, { readonly: true, fileMustExist: true, nativeBinding: loadSqliteAddon() as never });
   try {
@@ -108,8 +106,7 @@ export async function exportRealm(opts: ExportOptions): Promise<ExportSummary> {
     cleanup();
     throw err;
   } finally {
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    opts.signal?.removeEventListener('abort', onAbort);
     db.close();
     fs.rmSync(stage, { recursive: true, force: true });
   }
@@ -128,6 +125,7 @@ async function writeTarball(db: Db, opts: ExportOptions, out: string, partial: s
   let failed: unknown = null;
   written.catch((err) => (failed = err));
   const put = async (name: string, source: Buffer | { file: string; size: number }) => {
+    if (opts.signal?.aborted) throw new ExportError('the export was interrupted');
     if (failed) throw failed;
     await Promise.race([addEntry(pack, `${top}/${name}`, source, now), written.then(() => undefined)]);
     if (failed) throw failed;
