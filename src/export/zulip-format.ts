@@ -483,7 +483,8 @@ export const TABLES: Record<TableName, TableSpec> = {
     file: 'realm.json',
     required: false,
     ids: true,
-    fields: { id: id(), supergroup: fk('zerver_usergroup'), subgroup: fk('zerver_usergroup') },
+    note: 'GroupGroupMembership.subgroup is a NamedUserGroup: only named groups are subgroups.',
+    fields: { id: id(), supergroup: fk('zerver_usergroup'), subgroup: fk('zerver_namedusergroup') },
   },
   zerver_channelfolder: {
     file: 'realm.json',
@@ -637,7 +638,7 @@ export const TABLES: Record<TableName, TableSpec> = {
       recipient: fk('zerver_recipient'),
       subject: str({ required: true }),
       content: str({ required: true }),
-      rendered_content: str({ required: true, nullable: true }),
+      rendered_content: str({ required: true }),
       sending_client: fk('zerver_client'),
       stream: fk('zerver_stream', { nullable: true }),
       realm: fk('zerver_realm'),
