@@ -30,7 +30,15 @@ function impliedSubscribers(db: Db, realmId: number): Map<number, { user: number
   return byStream;
 }
 
-export async function writeMessages(db: Db, ctx: Context, put: Put): Promise<{ messages: number; usermessages: number; files: number }> {
+export interface MessageFilesSummary {
+  messages: number;
+  usermessages: number;
+  files: number;
+  /** Rows per file, for stats.json: messages-000001 → {zerver_message, zerver_usermessage}. */
+  perFile: Record<string, Record<string, number>>;
+}
+
+export async function writeMessages(db: Db, ctx: Context, put: Put): Promise<MessageFilesSummary> {
   const page = db.prepare('SELECT * FROM message WHERE realm_id = ? AND id > ? ORDER BY id LIMIT ?');
   const storedRows = db.prepare('SELECT message_id, user_id, flags FROM usermessage WHERE message_id BETWEEN ? AND ?');
   const implied = impliedSubscribers(db, ctx.realmId);
@@ -38,6 +46,7 @@ export async function writeMessages(db: Db, ctx: Context, put: Put): Promise<{ m
   let file = 0;
   let messages = 0;
   let usermessages = 0;
+  const perFile: Record<string, Record<string, number>> = {};
   for (;;) {
     const rows = page.all(ctx.realmId, after, MESSAGE_CHUNK_SIZE) as Row[];
     if (rows.length === 0) break;
@@ -66,10 +75,11 @@ export async function writeMessages(db: Db, ctx: Context, put: Put): Promise<{ m
     }
     file++;
     messages += rows.length;
+    perFile[messageFileName(file).replace(/\.json$/, '')] = { zerver_message: zm.length, zerver_usermessage: zum.length };
     await put(messageFileName(file), Buffer.from(JSON.stringify({ zerver_message: zm, zerver_usermessage: zum }) + '\n'));
     after = last;
   }
-  return { messages, usermessages, files: file };
+  return { messages, usermessages, files: file, perFile };
 }
 
 function zulipMessage(ctx: Context, m: Row): Row {

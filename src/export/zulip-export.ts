@@ -165,8 +165,12 @@ async function writeTarball(db: Db, opts: ExportOptions, out: string, partial: s
   // Parley cannot name Zulip's migrations: it lists none, and names the Zulip version whose API it speaks.
   const migrationStatus = { zulip_version: ZULIP_VERSION, migrations_by_app: {} };
   await put(OTHER_FILES.migrationStatus, Buffer.from(JSON.stringify(migrationStatus, null, 2) + '\n'));
+  // stats.json as Zulip's do_write_stats_file_for_realm_export writes it: rows per table of each
+  // file (by file name without .json), then the records of each folder.
+  const sorted = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const stats = { attachment: sorted(attachmentCounts), ...msg.perFile, realm: sorted(realmCounts), ...files };
+  await put('stats.json', Buffer.from(JSON.stringify(stats, null, 2) + '\n'));
   const counts: Record<string, number> = { ...realmCounts, ...attachmentCounts, zerver_message: msg.messages, zerver_usermessage: msg.usermessages, ...files };
-  await put('stats.json', Buffer.from(JSON.stringify(counts, null, 2) + '\n'));
 
   pack.finalize();
   await written;

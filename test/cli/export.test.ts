@@ -166,6 +166,11 @@ describe('parley export', () => {
       assert.ok(files.has(`org-export/${n}`), n);
     }
     assert.ok(!files.has('org-export/messages-000003.json'));
+    // stats.json in the shape of Zulip's: rows per table of each file, then the records of each folder.
+    const stats = json('stats.json');
+    assert.deepEqual(Object.keys(stats), ['attachment', 'messages-000001', 'messages-000002', 'realm', 'uploads_records', 'avatars_records', 'emoji_records', 'realm_icons_records']);
+    assert.deepEqual(stats['messages-000001'], { zerver_message: MESSAGE_CHUNK_SIZE, zerver_usermessage: json('messages-000001.json').zerver_usermessage.length });
+    assert.equal(stats.realm.zerver_userprofile, json('realm.json').zerver_userprofile.length);
     assert.equal(json('messages-000001.json').zerver_message.length, MESSAGE_CHUNK_SIZE);
     // Nothing but the tarball is left beside it.
     assert.deepEqual(fs.readdirSync(path.dirname(outFile)), ['org-export.tar.gz']);
