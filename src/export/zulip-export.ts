@@ -68,6 +68,15 @@ function addEntry(pack: TarStream.Pack, name: string, source: Buffer | { file: s
   });
 }
 
+function syncFile(file: string): void {
+  const fd = fs.openSync(file, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** Writes the export. Throws ExportError for the operator's mistakes; leaves nothing at OUT on any failure. */
 export async function exportRealm(opts: ExportOptions): Promise<ExportSummary> {
   const out = path.resolve(opts.out);
@@ -100,7 +109,11 @@ export async function exportRealm(opts: ExportOptions): Promise<ExportSummary> {
     db.exec('BEGIN');
     const summary = await writeTarball(db, opts, out, partial, stage);
     db.exec('COMMIT');
+    // On disk before it gets its name, and the name on disk after: a power cut never leaves a
+    // truncated tarball at OUT.
+    syncFile(partial);
     fs.renameSync(partial, out);
+    syncFile(dir);
     return summary;
   } catch (err) {
     cleanup();
