@@ -301,6 +301,36 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
     });
   }
 
+  f.table('zerver_savedsnippet');
+  for (const x of db.prepare('SELECT x.* FROM saved_snippet x JOIN user u ON u.id = x.user_id WHERE u.realm_id = ? ORDER BY x.id').all(R) as Row[]) {
+    f.row({ id: x.id, realm: R, user_profile: x.user_id, title: x.title, content: x.content, date_created: secs(x.date_created) });
+  }
+  f.table('zerver_navigationview');
+  for (const v of db.prepare('SELECT v.* FROM navigation_view v JOIN user u ON u.id = v.user_id WHERE u.realm_id = ? ORDER BY v.id').all(R) as Row[]) {
+    f.row({ id: v.id, user: v.user_id, fragment: v.fragment, is_pinned: bool(v.is_pinned), name: v.name });
+  }
+  const services = db.prepare('SELECT b.* FROM bot_service b JOIN user u ON u.id = b.bot_id WHERE u.realm_id = ? ORDER BY b.id').all(R) as Row[];
+  f.tableOf(
+    'zerver_service',
+    services.map((b) => ({ id: b.id, user_profile: b.bot_id, name: b.name, base_url: b.base_url, interface: b.interface })),
+  );
+  n = 0;
+  f.table('zerver_botstoragedata');
+  for (const b of db.prepare('SELECT b.* FROM bot_storage b JOIN user u ON u.id = b.bot_id WHERE u.realm_id = ? ORDER BY b.bot_id, b.key').all(R) as Row[]) {
+    f.row({ id: ++n, bot_profile: b.bot_id, key: b.key, value: b.value });
+  }
+  n = 0;
+  f.table('zerver_botconfigdata');
+  for (const b of services) {
+    let config: Record<string, unknown> = {};
+    try {
+      config = JSON.parse(b.config ?? '{}') as Record<string, unknown>;
+    } catch {
+      config = {};
+    }
+    for (const [key, value] of Object.entries(config)) f.row({ id: ++n, bot_profile: b.bot_id, key, value: String(value) });
+  }
+
   // Reactions to the exported messages: every message of the organization is exported. Read in id
   // order, a page at a time (the table can be as large as the history).
   f.table('zerver_reaction');

@@ -133,7 +133,10 @@ async function writeTarball(db: Db, opts: ExportOptions, out: string, partial: s
   const tar = loadTarStream();
   const pack = tar.pack();
   const gzip = zlib.createGzip({ level: 6 });
-  const written = pipeline(pack as unknown as NodeJS.ReadableStream, gzip, fs.createWriteStream(partial, { mode: 0o600 }));
+  // Opened here, synchronously: an asynchronous open still queued when an interruption removes the
+  // temporary files would create the file again after them.
+  const fd = fs.openSync(partial, 'wx', 0o600);
+  const written = pipeline(pack as unknown as NodeJS.ReadableStream, gzip, fs.createWriteStream(partial, { fd }));
   // If the output fails (a full disk), every later entry would wait forever: fail them instead.
   let failed: unknown = null;
   written.catch((err) => (failed = err));

@@ -111,6 +111,10 @@ async function buildOrganization(): Promise<void> {
   await multipartCall(owner, '/realm/icon', [{ field: 'file', filename: 'icon.png', type: 'image/png', data: PNG }]);
   await ok(othello, 'POST', '/users/me/status', { status_text: 'on stage', emoji_name: 'parrot', reaction_type: 'realm_emoji' });
   await ok(hamlet, 'POST', `/users/me/muted_users/${guest.id}`);
+  // A saved snippet, a navigation view, a bot's storage.
+  await ok(hamlet, 'POST', '/saved_snippets', { title: 'greeting', content: 'Hello!' });
+  await ok(hamlet, 'POST', '/navigation_views', { fragment: 'narrow/is/alerted', is_pinned: false, name: 'Alert Words' });
+  await ok(t.users.bot, 'PUT', '/bot_storage', { storage: { a: '1', b: '2' } });
   // A deactivated user still appears, inactive.
   await ok(owner, 'DELETE', `/users/${moderator.id}`);
   // Enough channel messages for more than one message file; most of their per-user rows stay implied.
@@ -234,6 +238,10 @@ describe('parley export', () => {
       zerver_userstatus: q('SELECT count(*) FROM user_status'),
       zerver_muteduser: 1,
       zerver_attachment: 1,
+      zerver_savedsnippet: 1,
+      zerver_navigationview: 1,
+      zerver_botstoragedata: 2,
+      zerver_service: q('SELECT count(*) FROM bot_service'),
     };
     assert.equal(huddles, 2, 'one group DM sent, one scheduled');
     // The per-user rows are exactly Parley's, stored and implied (the view), with Zulip's flag bits.
