@@ -1,4 +1,4 @@
-// The `parley` command line: serve, init, deactivate-realm, reactivate-realm, backup, zuliprc,
+// The `parley` command line: serve, init, deactivate-realm, reactivate-realm, backup, export, zuliprc,
 // install-service. Settings come from flags, the environment and the configuration file (src/config.ts).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import { startServer, type Server } from './http/server';
 import { checkTlsPair, TlsError, tlsValidityWarning, type CheckedTls } from './http/tls';
 import { DEMO_USERS, readyInfo, seedDemo, writeReadyFile } from './demo';
 import { zuliprc } from './cli/zuliprc';
+import { EXPORT_USAGE, runExport } from './cli/export';
 import { installService, INSTALL_SERVICE_OPTIONS, INSTALL_SERVICE_USAGE } from './cli/install-service';
 import { serveSettingsHelp } from './cli/settings-doc';
 import { setCacheDir } from './native';
@@ -97,6 +98,12 @@ const COMMANDS: Record<string, Command> = {
   backup: {
     summary: "copy the database consistently with SQLite's online backup (works while serving)",
     usage: 'parley backup --data-dir DIR|--config FILE BACKUP_FILE',
+    options: dataDirOption,
+    run: () => 0, // replaced below: needs positionals
+  },
+  export: {
+    summary: "write the organization as a Zulip-format export tarball (works while serving)",
+    usage: EXPORT_USAGE,
     options: dataDirOption,
     run: () => 0, // replaced below: needs positionals
   },
@@ -279,6 +286,12 @@ async function backup(argv: string[]): Promise<number> {
   return 0;
 }
 
+async function exportCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: dataDirOption, allowPositionals: true, strict: true });
+  if (positionals.length !== 1) throw new UsageError('export needs exactly one OUT.tar.gz');
+  return runExport(openExisting(values as Values), positionals[0]);
+}
+
 /** Runs the CLI with `argv` (without node and script); resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -307,6 +320,7 @@ export async function main(argv: string[]): Promise<number> {
     // Exactly one configuration file is read: a second --config would silently be the only one.
     if (rest.filter((a) => a === '--config' || a.startsWith('--config=')).length > 1) throw new UsageError('--config given twice: Parley reads one configuration file');
     if (name === 'backup') return await backup(rest);
+    if (name === 'export') return await exportCommand(rest);
     const { values, positionals } = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     return await command.run(values as Values);

@@ -13,6 +13,7 @@ commands:
   deactivate-realm   deactivate the organization (server stopped)
   reactivate-realm   reactivate the organization (server stopped)
   backup             copy the database consistently with SQLite's online backup (works while serving)
+  export             write the organization as a Zulip-format export tarball (works while serving)
   zuliprc            print a zuliprc ([api] email, key, site) for a user
   install-service    install Parley as a systemd service (user parley, /var/lib/parley, /etc/parley.toml)
 
@@ -45,6 +46,7 @@ describe('parley <command> --help', () => {
       ['deactivate-realm', 'usage: parley deactivate-realm --data-dir DIR|--config FILE\n'],
       ['reactivate-realm', 'usage: parley reactivate-realm --data-dir DIR|--config FILE\n'],
       ['backup', 'usage: parley backup --data-dir DIR|--config FILE BACKUP_FILE\n'],
+      ['export', 'usage: parley export --data-dir DIR|--config FILE OUT.tar.gz\n'],
       ['zuliprc', 'usage: parley zuliprc --data-dir DIR|--config FILE --email EMAIL [--site URL]\n'],
       ['install-service', 'usage: parley install-service [--no-start] [--dry-run] [--root DIR] [--exec PATH]\n'],
     ];
