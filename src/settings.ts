@@ -96,6 +96,7 @@ export const OTHER_ENV: readonly { env: string; flag: string | null; doc: string
   { env: 'PARLEY_CONFIG', flag: 'config', doc: 'the configuration file (see the lookup rules above)' },
   { env: 'PARLEY_RECORD_RESPONSES', flag: null, doc: 'tests only: append every JSON reply to this file (or directory/) for the conformance check' },
   { env: 'PARLEY_CHECK_CODE_CACHE', flag: null, doc: "build only: the executable exits 70 when V8 rejects its code cache" },
+  { env: 'PARLEY_EXPORT_TEST_STALL_AFTER', flag: null, doc: 'tests only: `parley export` waits to be killed after writing this tarball entry' },
 ];
 
 export type Values = Record<string, Value | null>;
