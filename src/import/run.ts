@@ -1,0 +1,71 @@
+// `parley import`: the framework every importer runs in. The data directory must hold no database;
+// the importer writes a new one in a staging directory (src/import/staging.ts), which becomes the
+// data directory's only when everything succeeded. Any failure removes the staging directory: the
+// data directory is left as it was. Prints what it imported and each account's credentials.
+import path from 'node:path';
+import { createApp, type App } from '../app';
+import type { Config } from '../config';
+import { stmt } from '../db/stmt';
+import { ImportError } from './errors';
+import { checkEmptyTarget, commitStaging, createStaging, discardStaging } from './staging';
+import { NOT_SYSTEM_BOT_SQL } from '../lib/users';
+
+export const IMPORT_FORMATS = ['slack', 'zulip'] as const;
+export type ImportFormat = (typeof IMPORT_FORMATS)[number];
+
+export interface ImportedAccount {
+  user_id: number;
+  email: string;
+  full_name: string;
+  role: number;
+  is_bot: boolean;
+  is_active: boolean;
+  api_key: string;
+}
+
+export interface ImportReport {
+  realm_id: number;
+  /** Counts of what was imported (users, channels, messages, ...). */
+  imported: Record<string, number>;
+  warnings: string[];
+  accounts: ImportedAccount[];
+}
+
+/** Imports `file` (of `format`) into `config.dataDir`, all or nothing. */
+export async function runImport(config: Config, format: ImportFormat, file: string, opts: { realmName: string }): Promise<ImportReport> {
+  if (format === 'zulip') throw new ImportError('importing a Zulip export is not supported yet (only --from slack)');
+  const dataDir = path.resolve(config.dataDir);
+  checkEmptyTarget(dataDir);
+  // yauzl and the importers are loaded only by this command, not by every start of the server.
+  const { openZip } = await import('./zip');
+  const archive = await openZip(path.resolve(file));
+  const staging = createStaging(dataDir);
+  let app: App | null = null;
+  try {
+    // No log, no external services: nothing runs but the import.
+    app = createApp({ ...config, dataDir: staging }, { logSink: null });
+    const { importSlack } = await import('./slack/import');
+    const summary = await importSlack(app, archive, opts);
+    const accounts = (
+      stmt(app.db, `SELECT u.id, u.email, u.full_name, u.role, u.bot_type, u.is_active, u.api_key FROM user u WHERE u.realm_id = ? AND ${NOT_SYSTEM_BOT_SQL} ORDER BY u.id`).all(
+        summary.realmId,
+      ) as { id: number; email: string; full_name: string; role: number; bot_type: number | null; is_active: number; api_key: string }[]
+    ).map((u) => ({ user_id: u.id, email: u.email, full_name: u.full_name, role: u.role, is_bot: u.bot_type !== null, is_active: u.is_active === 1, api_key: u.api_key }));
+    // The WAL folded into the database file, so that the one file moved into place holds everything.
+    app.db.pragma('wal_checkpoint(TRUNCATE)');
+    app.close();
+    app = null;
+    archive.close();
+    commitStaging(staging, dataDir);
+    const { realmId, warnings, ...counts } = summary;
+    return { realm_id: realmId, imported: counts, warnings, accounts };
+  } catch (err) {
+    archive.close();
+    try {
+      app?.close();
+    } finally {
+      discardStaging(staging);
+    }
+    throw err;
+  }
+}
