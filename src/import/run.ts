@@ -1,10 +1,12 @@
 // `parley import`: the framework every importer runs in. The data directory must hold no database;
 // the importer writes a new one in a staging directory (src/import/staging.ts), which becomes the
 // data directory's only when everything succeeded. Any failure removes the staging directory: the
-// data directory is left as it was. Prints what it imported and each account's credentials.
+// data directory is left as it was. Prints what it imported and each account's credentials: the API
+// key, and for people a one-time link to set a password (src/actions/password-links.ts).
 import path from 'node:path';
 import { createApp, type App } from '../app';
-import type { Config } from '../config';
+import { boundUrl, type Config } from '../config';
+import { doCreatePasswordLink, passwordLinkPath } from '../actions/password-links';
 import { stmt } from '../db/stmt';
 import { ImportError } from './errors';
 import { checkEmptyTarget, commitStaging, createStaging, discardStaging } from './staging';
@@ -21,6 +23,8 @@ export interface ImportedAccount {
   is_bot: boolean;
   is_active: boolean;
   api_key: string;
+  /** A one-time link to set a password (people only; bots log in with their API key). */
+  set_password_url?: string;
 }
 
 export interface ImportReport {
@@ -46,11 +50,18 @@ export async function runImport(config: Config, format: ImportFormat, file: stri
     app = createApp({ ...config, dataDir: staging }, { logSink: null });
     const { importSlack } = await import('./slack/import');
     const summary = await importSlack(app, archive, opts);
+    const base = (config.externalUrl ?? boundUrl(config)).replace(/\/$/, '');
     const accounts = (
       stmt(app.db, `SELECT u.id, u.email, u.full_name, u.role, u.bot_type, u.is_active, u.api_key FROM user u WHERE u.realm_id = ? AND ${NOT_SYSTEM_BOT_SQL} ORDER BY u.id`).all(
         summary.realmId,
       ) as { id: number; email: string; full_name: string; role: number; bot_type: number | null; is_active: number; api_key: string }[]
-    ).map((u) => ({ user_id: u.id, email: u.email, full_name: u.full_name, role: u.role, is_bot: u.bot_type !== null, is_active: u.is_active === 1, api_key: u.api_key }));
+    ).map((u): ImportedAccount => {
+      const account: ImportedAccount = { user_id: u.id, email: u.email, full_name: u.full_name, role: u.role, is_bot: u.bot_type !== null, is_active: u.is_active === 1, api_key: u.api_key };
+      // Imported people have no password: each gets a link to set one, as an invitation would.
+      if (account.is_active && !account.is_bot) account.set_password_url = base + passwordLinkPath(doCreatePasswordLink(app as App, u.id));
+      return account;
+    });
+    app.batch.commit();
     // The WAL folded into the database file, so that the one file moved into place holds everything.
     app.db.pragma('wal_checkpoint(TRUNCATE)');
     app.close();

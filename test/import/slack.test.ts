@@ -17,6 +17,7 @@ let dataDir: string;
 let dataDirListing: string[];
 let importOut: { code: number | null; stdout: string; stderr: string };
 const keys = new Map<string, string>();
+const passwordLinks = new Map<string, string>();
 
 interface Who {
   email: string;
@@ -46,6 +47,7 @@ before(async () => {
   for (const line of importOut.stdout.trim().split('\n').slice(1)) {
     const a = JSON.parse(line);
     keys.set(a.email, a.api_key);
+    if (a.set_password_url) passwordLinks.set(a.email, a.set_password_url);
   }
   dataDirListing = fs.readdirSync(dataDir).sort();
   server = await startServe(['--data-dir', dataDir, '--port', '0', '--no-rate-limits']);
@@ -70,8 +72,13 @@ describe('parley import --from slack', () => {
       warnings: ['1 reactions with emoji Zulip does not have (custom Slack emoji) were left out'],
     });
     for (const a of accounts) assert.match(a.api_key, /^[A-Za-z0-9]{32}$/);
+    // People (active, not bots) get a one-time link to set a password, on the configured address.
+    for (const a of accounts) {
+      if (a.is_active && !a.is_bot) assert.match(a.set_password_url, /^http:\/\/127\.0\.0\.1:9991\/accounts\/password\/set\/[A-Za-z0-9]{32}\/$/);
+      else assert.equal(a.set_password_url, undefined);
+    }
     assert.deepEqual(
-      accounts.map(({ api_key: _k, ...rest }) => rest),
+      accounts.map(({ api_key: _k, set_password_url: _u, ...rest }) => rest),
       [
         { user_id: 1, email: 'ada@example.com', full_name: 'Ada Lovelace', role: 100, is_bot: false, is_active: true },
         { user_id: 2, email: 'bob@example.com', full_name: 'Bob Builder', role: 200, is_bot: false, is_active: true },
@@ -129,6 +136,18 @@ describe('parley import --from slack', () => {
     const dan = await call({ email: 'dan@example.com' }, 'GET', '/users/me');
     assert.equal(dan.status, 401, dan.text);
     assert.deepEqual(dan.body, { result: 'error', msg: 'Account is deactivated', code: 'USER_DEACTIVATED' });
+  });
+
+  it('lets people set a password through their printed link, and log in with it', async () => {
+    const link = new URL(passwordLinks.get(cleo.email) as string).pathname;
+    const page = await fetch(server.url + link);
+    assert.equal(page.status, 200);
+    assert.ok((await page.text()).includes('<p>Email: <strong>cleo@example.com</strong></p>'));
+    const set = await fetch(server.url + link, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'password=cl%C3%A9o-secret' });
+    assert.equal(set.status, 303);
+    const login = await fetch(server.url + '/api/v1/fetch_api_key', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=cleo%40example.com&password=cl%C3%A9o-secret' });
+    assert.equal(login.status, 200);
+    assert.equal(((await login.json()) as { api_key: string }).api_key, keys.get(cleo.email));
   });
 
   it('maps channels: public, private with hidden history, archived, descriptions, creation dates, subscribers', async () => {
