@@ -86,7 +86,7 @@ describe('parley import: the data directory', () => {
   it('answers usage errors with the usage', async () => {
     const r = await runCli(['import', '--from', 'hipchat', '--data-dir', tmp.make(), 'x.zip']);
     assert.equal(r.code, 2);
-    assert.equal(r.stderr, "parley: --from must be one of slack, zulip, not 'hipchat'\nusage: parley import [--from slack|zulip] --data-dir DIR|--config FILE [--realm-name NAME] EXPORT_FILE\n");
+    assert.equal(r.stderr, "parley: --from must be one of slack, zulip, not 'hipchat'\nusage: parley import [--from slack|zulip] --data-dir DIR|--config FILE [--realm-name NAME] [--external-url URL] EXPORT_FILE\n");
     const none = await runCli(['import', '--from', 'slack', '--data-dir', tmp.make()]);
     assert.equal(none.code, 2);
     assert.match(none.stderr, /^parley: import needs exactly one EXPORT_FILE\n/);

@@ -42,7 +42,7 @@ before(async () => {
   const zip = path.join(dir, 'slack-export.zip');
   fs.writeFileSync(zip, makeExportZip(slackExport()));
   dataDir = path.join(dir, 'data');
-  importOut = await runCli(['import', '--from', 'slack', '--data-dir', dataDir, '--realm-name', 'Acme', zip], { timeoutMs: 60_000 });
+  importOut = await runCli(['import', '--from', 'slack', '--data-dir', dataDir, '--realm-name', 'Acme', '--external-url', 'https://chat.acme.example', zip], { timeoutMs: 60_000 });
   assert.equal(importOut.code, 0, importOut.stderr);
   for (const line of importOut.stdout.trim().split('\n').slice(1)) {
     const a = JSON.parse(line);
@@ -72,9 +72,9 @@ describe('parley import --from slack', () => {
       warnings: ['1 reactions with emoji Zulip does not have (custom Slack emoji) were left out'],
     });
     for (const a of accounts) assert.match(a.api_key, /^[A-Za-z0-9]{32}$/);
-    // People (active, not bots) get a one-time link to set a password, on the configured address.
+    // People (active, not bots) get a one-time link to set a password, on the external URL.
     for (const a of accounts) {
-      if (a.is_active && !a.is_bot) assert.match(a.set_password_url, /^http:\/\/127\.0\.0\.1:9991\/accounts\/password\/set\/[A-Za-z0-9]{32}\/$/);
+      if (a.is_active && !a.is_bot) assert.match(a.set_password_url, /^https:\/\/chat\.acme\.example\/accounts\/password\/set\/[A-Za-z0-9]{32}\/$/);
       else assert.equal(a.set_password_url, undefined);
     }
     assert.deepEqual(
