@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable } from 'node:stream';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
+import { loadYauzl } from '../lazy';
 import { ImportError } from './errors';
 
 export interface ZipLimits {
@@ -67,7 +68,7 @@ export async function openZip(file: string, limits: ZipLimits = DEFAULT_ZIP_LIMI
   try {
     zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
       // decodeStrings off: yauzl would decode names as CP437 without the UTF-8 flag; we decode (and check) them ourselves.
-      yauzl.open(file, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false }, (err, z) =>
+      loadYauzl().open(file, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false }, (err, z) =>
         err ? reject(err) : resolve(z as yauzl.ZipFile),
       ),
     );

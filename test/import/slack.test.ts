@@ -187,6 +187,7 @@ describe('parley import --from slack', () => {
     assert.equal(r.body.realm_new_stream_announcements_stream_id, 1);
     assert.equal(r.body.realm_zulip_update_announcements_stream_id, 1);
     assert.equal(r.body.realm_name, 'Acme');
+    assert.equal(r.body.realm_description, 'Organization imported from Slack!');
   });
 
   it('imports #general in time order: threads as topics, formatting, mentions, links, emoji, bots, files', async () => {

@@ -190,6 +190,8 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
     }
     realmId = created.realmId;
     summary.realmId = realmId;
+    // Zulip's build_zerver_realm.
+    stmt(app.db, 'UPDATE realm SET description = ? WHERE id = ?').run('Organization imported from Slack!', realmId);
     const after = (slackId: string, uid: number, u: { deleted: boolean; tz?: string | null; name: string }) => {
       zulipId.set(slackId, uid);
       stmt(app.db, 'UPDATE user SET timezone = ?, first_login_pending = 1 WHERE id = ?').run(timezoneOf(u as SlackUser), uid);
