@@ -24,9 +24,16 @@ export function checkEmptyTarget(dataDir: string): void {
   }
 }
 
-/** Creates the staging directory (a fresh name inside `dataDir`, so the final moves are renames). */
+/**
+ * Creates the staging directory (a fresh name inside `dataDir`, so the final moves are renames). What
+ * an import that crashed left behind (its staging directory: nothing of it was moved into place) is
+ * removed first.
+ */
 export function createStaging(dataDir: string): string {
   fs.mkdirSync(dataDir, { recursive: true });
+  for (const name of fs.readdirSync(dataDir)) {
+    if (name.startsWith(STAGING_PREFIX)) fs.rmSync(path.join(dataDir, name), { recursive: true, force: true });
+  }
   const dir = path.join(dataDir, STAGING_PREFIX + crypto.randomBytes(6).toString('hex'));
   fs.mkdirSync(dir);
   return dir;

@@ -202,7 +202,7 @@ describe('dist/parley (single executable)', () => {
     fs.writeFileSync(path.join(dir, 'slack.zip'), makeExportZip(slackExport()));
     const r = await runCli(['import', '--from', 'slack', '--data-dir', 'd', 'slack.zip'], { cli: [exe], cwd: dir, env: { PARLEY_CACHE_DIR: cacheDir }, timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(JSON.parse(r.stdout.split('\n')[0]).imported, { users: 7, channels: 4, direct_conversations: 2, messages: 19, reactions: 5, uploads: 1 });
+    assert.deepEqual(JSON.parse(r.stdout.split('\n')[0]).imported, { users: 8, channels: 4, direct_conversations: 2, messages: 20, reactions: 5, uploads: 1 });
   });
 
   it('installs itself as a service with its embedded unit, and takes cache_dir from a configuration file', async () => {

@@ -83,6 +83,18 @@ describe('parley import: the data directory', () => {
     assert.deepEqual(fs.readdirSync(dataDir).sort(), ['parley.db', 'uploads']);
   });
 
+  it('removes what an import that crashed left behind (its staging directory) and imports', async () => {
+    const dir = tmp.make();
+    const dataDir = path.join(dir, 'data');
+    fs.mkdirSync(path.join(dataDir, '.parley-import-0123456789ab', 'uploads'), { recursive: true });
+    fs.writeFileSync(path.join(dataDir, '.parley-import-0123456789ab', 'parley.db'), 'half a database');
+    const file = path.join(dir, 'export.zip');
+    fs.writeFileSync(file, makeExportZip(slackExport()));
+    const r = await runCli(['import', '--from', 'slack', '--data-dir', dataDir, file], { timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(fs.readdirSync(dataDir).sort(), ['parley.db', 'uploads']);
+  });
+
   it('answers usage errors with the usage', async () => {
     const r = await runCli(['import', '--from', 'hipchat', '--data-dir', tmp.make(), 'x.zip']);
     assert.equal(r.code, 2);

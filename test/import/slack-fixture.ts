@@ -21,6 +21,8 @@ export function slackExport(): Record<string, unknown> {
     { id: 'U006', name: 'deploybot', real_name: 'Deploy Bot', deleted: false, is_bot: true, profile: { bot_id: 'B006', real_name_normalized: 'Deploy Bot' } },
     // The same person twice (a second account with the same address): one Parley account.
     { id: 'U007', name: 'ada.alt', real_name: 'Ada Alt', deleted: false, profile: { email: 'ADA@example.com' } },
+    // Slack's own bot, as exports list it: not marked as a bot, no address.
+    { id: 'USLACKBOT', name: 'slackbot', real_name: 'Slackbot', deleted: false, is_bot: false, profile: { real_name: 'Slackbot' } },
   ];
   const channels = [
     { id: 'C001', name: 'general', created: T - 86400, is_archived: false, members: ['U001', 'U002', 'U003', 'U004', 'U005', 'U006'], purpose: { value: 'Company-wide\nannouncements' }, topic: { value: 'ignored when there is a purpose' } },
@@ -68,7 +70,10 @@ export function slackExport(): Record<string, unknown> {
     { type: 'message', user: 'U001', ts: ts(18700), mimetype: 'application/vnd.slack-docs', text: 'A Slack post' },
     { type: 'message', user: 'U001', ts: ts(18800), text: '' },
   ];
-  const general3 = [{ type: 'message', user: 'U001', ts: ts(86400 + 100), thread_ts: ts(3200, 200), parent_user_id: 'U002', text: 'Done, deployed.' }];
+  const general3 = [
+    { type: 'message', user: 'U001', ts: ts(86400 + 100), thread_ts: ts(3200, 200), parent_user_id: 'U002', text: 'Done, deployed.' },
+    { type: 'message', user: 'USLACKBOT', ts: ts(86400 + 200), text: 'Reminder: standup.' },
+  ];
   return {
     'users.json': users,
     'channels.json': channels,

@@ -68,7 +68,7 @@ describe('parley import --from slack', () => {
     const [summary, ...accounts] = importOut.stdout.trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(summary, {
       realm_id: 1,
-      imported: { users: 7, channels: 4, direct_conversations: 2, messages: 19, reactions: 5, uploads: 1 },
+      imported: { users: 8, channels: 4, direct_conversations: 2, messages: 20, reactions: 5, uploads: 1 },
       warnings: ['1 reactions with emoji Zulip does not have (custom Slack emoji) were left out'],
     });
     for (const a of accounts) assert.match(a.api_key, /^[A-Za-z0-9]{32}$/);
@@ -86,7 +86,8 @@ describe('parley import --from slack', () => {
         { user_id: 4, email: 'dan@example.com', full_name: 'dan', role: 400, is_bot: false, is_active: false },
         { user_id: 5, email: 'gina@example.com', full_name: 'Gina Guest', role: 600, is_bot: false, is_active: true },
         { user_id: 6, email: 'deploy-bot@example.com', full_name: 'Deploy Bot', role: 400, is_bot: true, is_active: true },
-        { user_id: 7, email: 'github-bot@example.com', full_name: 'GitHub', role: 400, is_bot: true, is_active: true },
+        { user_id: 7, email: 'imported-slackbot-bot@example.com', full_name: 'Slackbot', role: 400, is_bot: true, is_active: true },
+        { user_id: 8, email: 'github-bot@example.com', full_name: 'GitHub', role: 400, is_bot: true, is_active: true },
       ],
     );
     assert.equal(
@@ -127,7 +128,8 @@ describe('parley import --from slack', () => {
       person(4, 'dan@example.com', 'dan', 400, 'America/New_York', false),
       person(5, 'gina@example.com', 'Gina Guest', 600, 'America/New_York'),
       bot(6, 'deploy-bot@example.com', 'Deploy Bot'),
-      bot(7, 'github-bot@example.com', 'GitHub'),
+      bot(7, 'imported-slackbot-bot@example.com', 'Slackbot'),
+      bot(8, 'github-bot@example.com', 'GitHub'),
     ]);
   });
 
@@ -220,6 +222,7 @@ describe('parley import --from slack', () => {
       [17, 'Ada Lovelace', UNTHREADED, 'Code: \n```\nconst x = *y*; a < b\n```\n and\n> a quote with *style*', t + 17000, ['read']],
       [18, 'Deploy Bot', UNTHREADED, 'Deployed v1.2 to [prod](https://prod.example.com)', t + 18000, ['read']],
       [19, 'Ada Lovelace', THREAD_1, 'Done, deployed.', t + 86400 + 100, ['read']],
+      [20, 'Slackbot', UNTHREADED, 'Reminder: standup.', t + 86400 + 200, ['read']],
     ]);
   });
 
@@ -319,6 +322,6 @@ describe('parley import --from slack', () => {
     assert.deepEqual(r.body.unread_msgs.count, 0);
     // The guest is a subscriber of #general only.
     const mine = await call(gina, 'GET', '/messages', { anchor: 'newest', num_before: 100, num_after: 0 });
-    assert.equal(mine.body.messages.length, 13);
+    assert.equal(mine.body.messages.length, 14);
   });
 });
