@@ -20,6 +20,7 @@ import { doCreateChannel } from '../../actions/streams';
 import { doCreateUser } from '../../actions/users';
 import { directGroupFor, normalizeContent } from '../../actions/messages';
 import { ROLE, BOT_TYPE } from '../../lib/roles';
+import { MAX_NAME_LENGTH } from '../../lib/validate';
 import { realmExtraSettings } from '../../lib/realm-settings';
 import { getRealmById } from '../../lib/realm';
 import { newPathId, sanitizeName, storePath, uploadUrl } from '../../uploads/store';
@@ -77,6 +78,29 @@ function isIntegrationBotMessage(m: At): boolean {
 /** Zulip's get_user_full_name: a deleted user is known by their handle. */
 function fullNameOf(u: SlackUser): string {
   return u.deleted ? u.name : u.realName || u.name;
+}
+
+/**
+ * A name Parley can store. Slack allows characters Zulip's names may not hold (they would break
+ * mention syntax: * ` \ > " @, control characters, a trailing "|123"); Zulip's importer copies names
+ * unchecked, Parley leaves those characters out (and says so) rather than refuse the whole import.
+ */
+function storableName(raw: string, fallback: string): string {
+  const clean = (s: string) =>
+    Array.from(
+      s
+        .replace(/[*`\\>"@\u0000-\u001f\u007f]/g, ' ')
+        .replace(/\|\d+$/, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
+      .slice(0, MAX_NAME_LENGTH)
+      .join('')
+      .trim();
+  const name = clean(raw);
+  if (Array.from(name).length >= 2) return name;
+  const other = clean(fallback);
+  return Array.from(other).length >= 2 ? other : `Slack user ${fallback}`;
 }
 
 interface Conversation {
@@ -164,6 +188,12 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
   const timezoneOf = (u: SlackUser) => (u.tz && u.tz.includes('/') ? u.tz : 'America/New_York');
 
   const zulipId = new Map<string, number>(); // Slack user id or bot id → Parley user id
+  const nameOf = (u: SlackUser): string => {
+    const raw = fullNameOf(u);
+    const name = storableName(raw, u.name);
+    if (name !== raw) warnings.push(`users.json: the name of ${u.id} (${JSON.stringify(raw)}) is imported as ${JSON.stringify(name)}`);
+    return name;
+  };
   const fullNames = new Map<number, string>();
   let realmId = 0;
   const summary: ImportSummary = { realmId: 0, users: 0, channels: 0, direct_conversations: 0, messages: 0, reactions: 0, uploads: 0, warnings };
@@ -180,11 +210,12 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
       }
     };
     const byEmail = new Map<string, number>();
+    const ownerName = nameOf(owner);
     const created = doCreateRealmFor();
     function doCreateRealmFor() {
       let r!: ReturnType<typeof doCreateRealm>;
       described(`users.json: the primary owner ${owner!.id}`, () => {
-        r = doCreateRealm(app, { name: opts.realmName, ownerEmail: emailOf(owner!), ownerPassword: null, ownerFullName: fullNameOf(owner!) });
+        r = doCreateRealm(app, { name: opts.realmName, ownerEmail: emailOf(owner!), ownerPassword: null, ownerFullName: ownerName });
       });
       return r;
     }
@@ -199,7 +230,7 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
     };
     byEmail.set(emailOf(owner).toLowerCase(), created.owner.userId);
     after(owner.id, created.owner.userId, owner);
-    fullNames.set(created.owner.userId, fullNameOf(owner));
+    fullNames.set(created.owner.userId, ownerName);
     for (const u of exp.users) {
       if (u === owner) continue;
       const email = emailOf(u);
@@ -209,12 +240,13 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
         continue;
       }
       const isBot = u.isBot || u.botId !== null || fullNameOf(u).toLowerCase() === 'slackbot';
+      const fullName = nameOf(u);
       described(`users.json: user ${u.id} (${u.name})`, () => {
         const c = doCreateUser(app, {
           realmId,
           email,
           password: null,
-          fullName: fullNameOf(u),
+          fullName,
           role: isBot ? ROLE.MEMBER : roleOf(u),
           botType: isBot ? BOT_TYPE.GENERIC : null,
           acting: null,
@@ -222,15 +254,16 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
         });
         byEmail.set(email.toLowerCase(), c.userId);
         after(u.id, c.userId, u);
-        fullNames.set(c.userId, fullNameOf(u));
+        fullNames.set(c.userId, fullName);
       });
       if (u.botId) zulipId.set(u.botId, zulipId.get(u.id) as number);
     }
     for (const b of integrations.values()) {
+      const fullName = storableName(b.name, b.botId);
       described(`the integration bot ${b.botId} (${b.name})`, () => {
-        const c = doCreateUser(app, { realmId, email: botEmail(b.name), password: null, fullName: b.name, role: ROLE.MEMBER, botType: BOT_TYPE.GENERIC, acting: null });
+        const c = doCreateUser(app, { realmId, email: botEmail(b.name), password: null, fullName, role: ROLE.MEMBER, botType: BOT_TYPE.GENERIC, acting: null });
         after(b.botId, c.userId, { deleted: b.deleted, name: b.name });
-        fullNames.set(c.userId, b.name);
+        fullNames.set(c.userId, fullName);
       });
     }
     summary.users = new Set(zulipId.values()).size;
