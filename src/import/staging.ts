@@ -51,12 +51,20 @@ export function commitStaging(staging: string, dataDir: string): void {
     fs.rmSync(p, { force: true });
   }
   const uploads = path.join(staging, 'uploads');
-  if (fs.existsSync(uploads)) {
+  const target = path.join(dataDir, 'uploads');
+  const moveUploads = fs.existsSync(uploads);
+  if (moveUploads) {
     // checkEmptyTarget allowed only an empty one here.
-    if (fs.existsSync(path.join(dataDir, 'uploads'))) fs.rmdirSync(path.join(dataDir, 'uploads'));
-    fs.renameSync(uploads, path.join(dataDir, 'uploads'));
+    if (fs.existsSync(target)) fs.rmdirSync(target);
+    fs.renameSync(uploads, target);
   }
-  fs.renameSync(path.join(staging, 'parley.db'), path.join(dataDir, 'parley.db'));
+  try {
+    fs.renameSync(path.join(staging, 'parley.db'), path.join(dataDir, 'parley.db'));
+  } catch (err) {
+    // Without its database the data directory must not keep the uploads either.
+    if (moveUploads) fs.renameSync(target, uploads);
+    throw err;
+  }
   fs.rmSync(staging, { recursive: true, force: true });
 }
 

@@ -183,7 +183,8 @@ export async function openZip(file: string, limits: ZipLimits = DEFAULT_ZIP_LIMI
       return counter.seen ?? 0;
     },
     close() {
-      zip.close();
+      // Twice is harmless (a failure after the import closed it).
+      if (zip.isOpen) zip.close();
     },
   };
 }
