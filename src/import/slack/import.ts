@@ -185,7 +185,8 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
     if (u.isAdmin) return ROLE.ADMINISTRATOR;
     return ROLE.MEMBER;
   };
-  const timezoneOf = (u: SlackUser) => (u.tz && u.tz.includes('/') ? u.tz : 'America/New_York');
+  // Zulip's get_user_timezone: a zone without a "/" (or none) is America/New_York.
+  const timezoneOf = (tz: string | null) => (tz && tz.includes('/') ? tz : 'America/New_York');
 
   const zulipId = new Map<string, number>(); // Slack user id or bot id → Parley user id
   const nameOf = (u: SlackUser): string => {
@@ -211,25 +212,23 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
     };
     const byEmail = new Map<string, number>();
     const ownerName = nameOf(owner);
-    const created = doCreateRealmFor();
-    function doCreateRealmFor() {
-      let r!: ReturnType<typeof doCreateRealm>;
-      described(`users.json: the primary owner ${owner!.id}`, () => {
-        r = doCreateRealm(app, { name: opts.realmName, ownerEmail: emailOf(owner!), ownerPassword: null, ownerFullName: ownerName });
-      });
-      return r;
-    }
+    const ownerEmail = emailOf(owner);
+    let created!: ReturnType<typeof doCreateRealm>;
+    described(`users.json: the primary owner ${owner.id}`, () => {
+      created = doCreateRealm(app, { name: opts.realmName, ownerEmail, ownerPassword: null, ownerFullName: ownerName });
+    });
     realmId = created.realmId;
     summary.realmId = realmId;
     // Zulip's build_zerver_realm.
     stmt(app.db, 'UPDATE realm SET description = ? WHERE id = ?').run('Organization imported from Slack!', realmId);
-    const after = (slackId: string, uid: number, u: { deleted: boolean; tz?: string | null; name: string }) => {
+    /** What every imported account gets besides its row: time zone, the imported mark, deactivation. */
+    const after = (slackId: string, uid: number, tz: string | null, deleted: boolean) => {
       zulipId.set(slackId, uid);
-      stmt(app.db, 'UPDATE user SET timezone = ?, first_login_pending = 1 WHERE id = ?').run(timezoneOf(u as SlackUser), uid);
-      if (u.deleted) stmt(app.db, 'UPDATE user SET is_active = 0 WHERE id = ?').run(uid);
+      stmt(app.db, 'UPDATE user SET timezone = ?, first_login_pending = 1 WHERE id = ?').run(timezoneOf(tz), uid);
+      if (deleted) stmt(app.db, 'UPDATE user SET is_active = 0 WHERE id = ?').run(uid);
     };
-    byEmail.set(emailOf(owner).toLowerCase(), created.owner.userId);
-    after(owner.id, created.owner.userId, owner);
+    byEmail.set(ownerEmail.toLowerCase(), created.owner.userId);
+    after(owner.id, created.owner.userId, owner.tz, owner.deleted);
     fullNames.set(created.owner.userId, ownerName);
     for (const u of exp.users) {
       if (u === owner) continue;
@@ -253,7 +252,7 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
           firstLoginPending: true,
         });
         byEmail.set(email.toLowerCase(), c.userId);
-        after(u.id, c.userId, u);
+        after(u.id, c.userId, u.tz, u.deleted);
         fullNames.set(c.userId, fullName);
       });
       if (u.botId) zulipId.set(u.botId, zulipId.get(u.id) as number);
@@ -262,7 +261,7 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
       const fullName = storableName(b.name, b.botId);
       described(`the integration bot ${b.botId} (${b.name})`, () => {
         const c = doCreateUser(app, { realmId, email: botEmail(b.name), password: null, fullName, role: ROLE.MEMBER, botType: BOT_TYPE.GENERIC, acting: null });
-        after(b.botId, c.userId, { deleted: b.deleted, name: b.name });
+        after(b.botId, c.userId, null, b.deleted);
         fullNames.set(c.userId, fullName);
       });
     }
