@@ -9,12 +9,14 @@
 const T = 1704196800;
 export const ts = (s: number, micro = 100) => `${T + s}.${String(micro).padStart(6, '0')}`;
 
+export const BIO = 'Builds things: houses, bridges, sheds, and the occasional treehouse.';
+
 export const LONG_TEXT = 'Deploy plan for tomorrow morning, please review carefully before we start everything';
 
 export function slackExport(): Record<string, unknown> {
   const users = [
-    { id: 'U001', name: 'ada', real_name: 'Ada Lovelace', deleted: false, is_admin: true, is_owner: true, is_primary_owner: true, tz: 'Europe/London', profile: { email: 'ada@example.com', real_name: 'Ada Lovelace' } },
-    { id: 'U002', name: 'bob', real_name: 'Bob Builder', deleted: false, is_admin: true, tz: 'America/Chicago', profile: { email: 'bob@example.com' } },
+    { id: 'U001', name: 'ada', real_name: 'Ada Lovelace', deleted: false, is_admin: true, is_owner: true, is_primary_owner: true, tz: 'Europe/London', profile: { email: 'ada@example.com', real_name: 'Ada Lovelace', phone: '+44 20 7946 0000', fields: { Xf01: { value: 'Mathematician', alt: '' } } } },
+    { id: 'U002', name: 'bob', real_name: 'Bob Builder', deleted: false, is_admin: true, tz: 'America/Chicago', profile: { email: 'bob@example.com', skype: 'bob.builder', fields: { Xf01: { value: '', alt: '' }, Xf02: { value: BIO, alt: '' } } } },
     { id: 'U003', name: 'cleo', real_name: 'Cléo Ünïcode', deleted: false, tz: 'Etc', profile: { email: 'cleo@example.com' } },
     { id: 'U004', name: 'dan', real_name: 'Dan Departed', deleted: true, profile: { email: 'dan@example.com' } },
     { id: 'U005', name: 'gina', real_name: 'Gina Guest', deleted: false, is_restricted: true, profile: { email: 'gina@example.com' } },

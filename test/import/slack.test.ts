@@ -9,7 +9,7 @@ import path from 'node:path';
 import { makeTempDirs, runCli, startServe, type ServeProcess } from '../helpers/cli';
 import { basicAuth, encodeParams } from '../helpers/server';
 import { makeExportZip } from '../helpers/zip';
-import { LONG_TEXT, slackExport } from './slack-fixture';
+import { BIO, LONG_TEXT, slackExport } from './slack-fixture';
 
 const tmp = makeTempDirs('parley-slack-');
 let server: ServeProcess;
@@ -131,6 +131,31 @@ describe('parley import --from slack', () => {
       bot(7, 'imported-slackbot-bot@example.com', 'Slackbot'),
       bot(8, 'github-bot@example.com', 'GitHub'),
     ]);
+  });
+
+  it("maps Slack's profile fields (phone, skype, the workspace's own) to custom profile fields", async () => {
+    const fields = await call(ada, 'GET', '/realm/profile_fields');
+    assert.equal(fields.status, 200, fields.text);
+    assert.deepEqual(
+      fields.body.custom_fields.map((f: Record<string, unknown>) => [f.id, f.name, f.type, f.hint, f.order]),
+      [
+        [1, 'Slack custom field 1', 1, '', 1],
+        [2, 'phone', 1, '', 2],
+        // A value longer than 50 characters: long text.
+        [3, 'Slack custom field 3', 2, '', 3],
+        [4, 'skype', 1, '', 4],
+      ],
+    );
+    const adaProfile = await call(ada, 'GET', '/users/1', { include_custom_profile_fields: true });
+    assert.deepEqual(adaProfile.body.user.profile_data, {
+      1: { value: 'Mathematician', rendered_value: '<p>Mathematician</p>' },
+      2: { value: '+44 20 7946 0000', rendered_value: '<p>+44 20 7946 0000</p>' },
+    });
+    const bobProfile = await call(ada, 'GET', '/users/2', { include_custom_profile_fields: true });
+    assert.deepEqual(bobProfile.body.user.profile_data, {
+      3: { value: BIO, rendered_value: `<p>${BIO}</p>` },
+      4: { value: 'bob.builder', rendered_value: '<p>bob.builder</p>' },
+    });
   });
 
   it('logs people in with their printed API keys; a deactivated account cannot', async () => {

@@ -28,6 +28,8 @@ export interface SlackUser {
   botId: string | null;
   /** What Zulip names a bot's address after (profile.real_name_normalized or first_name). */
   botName: string | null;
+  /** Profile fields (Zulip's process_slack_custom_fields): profile.fields by Slack's field id, then phone and skype. */
+  profileFields: [key: string, value: string][];
 }
 
 export interface SlackChannel {
@@ -83,7 +85,18 @@ function readUser(u: At): SlackUser {
     email: profile.get('email').optString() ?? null,
     botId: profile.get('bot_id').optString() ?? null,
     botName: profile.get('real_name_normalized').optString() ?? profile.get('first_name').optString() ?? null,
+    profileFields: readProfileFields(profile),
   };
+}
+
+function readProfileFields(profile: At): [string, string][] {
+  const out: [string, string][] = [];
+  const fields = profile.get('fields');
+  if (fields.present && !(Array.isArray(fields.value) && fields.value.length === 0)) {
+    for (const key of Object.keys(fields.object())) out.push([key, fields.get(key).get('value').optString() ?? '']);
+  }
+  for (const key of ['phone', 'skype']) if (profile.get(key).present) out.push([key, profile.get(key).string()]);
+  return out;
 }
 
 function readChannel(c: At, isPrivate: boolean): SlackChannel {

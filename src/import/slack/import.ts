@@ -18,6 +18,9 @@ import { JsonableError } from '../../http/errors';
 import { doCreateRealm } from '../../actions/realm';
 import { doCreateChannel } from '../../actions/streams';
 import { doCreateUser } from '../../actions/users';
+import { doCreateField, updateProfileData } from '../../actions/profile-fields';
+import { FIELD_TYPE } from '../../lib/profile-fields';
+import { findUserById, type UserRow } from '../../lib/users';
 import { directGroupFor, normalizeContent } from '../../actions/messages';
 import { ROLE, BOT_TYPE } from '../../lib/roles';
 import { MAX_NAME_LENGTH } from '../../lib/validate';
@@ -211,6 +214,8 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
       }
     };
     const byEmail = new Map<string, number>();
+    /** The accounts made for users.json's people (not the merged duplicates): who has profile fields. */
+    const createdUsers: { u: SlackUser; id: number }[] = [];
     const ownerName = nameOf(owner);
     const ownerEmail = emailOf(owner);
     let created!: ReturnType<typeof doCreateRealm>;
@@ -230,6 +235,7 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
     byEmail.set(ownerEmail.toLowerCase(), created.owner.userId);
     after(owner.id, created.owner.userId, owner.tz, owner.deleted);
     fullNames.set(created.owner.userId, ownerName);
+    createdUsers.push({ u: owner, id: created.owner.userId });
     for (const u of exp.users) {
       if (u === owner) continue;
       const email = emailOf(u);
@@ -254,9 +260,11 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
         byEmail.set(email.toLowerCase(), c.userId);
         after(u.id, c.userId, u.tz, u.deleted);
         fullNames.set(c.userId, fullName);
+        createdUsers.push({ u, id: c.userId });
       });
       if (u.botId) zulipId.set(u.botId, zulipId.get(u.id) as number);
     }
+    importProfileFields(createdUsers);
     for (const b of integrations.values()) {
       const fullName = storableName(b.name, b.botId);
       described(`the integration bot ${b.botId} (${b.name})`, () => {
@@ -359,6 +367,36 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
   app.batch.commit();
   if (skippedEmoji > 0) warnings.push(`${skippedEmoji} reactions with emoji Zulip does not have (custom Slack emoji) were left out`);
   return summary;
+
+  /**
+   * Zulip's custom profile fields from Slack's profiles: "phone" and "skype" by name, the workspace's
+   * own fields (whose names the export does not hold) as "Slack custom field N"; a field becomes long
+   * text when a value is longer than 50 characters. Empty values are left out.
+   */
+  function importProfileFields(people: { u: SlackUser; id: number }[]): void {
+    const fieldFor = new Map<string, { name: string; values: [number, string][] }>();
+    for (const { u, id } of people) {
+      for (const [key, value] of u.profileFields) {
+        let f = fieldFor.get(key);
+        if (!f) fieldFor.set(key, (f = { name: key === 'phone' || key === 'skype' ? key : `Slack custom field ${fieldFor.size + 1}`, values: [] }));
+        if (value !== '') f.values.push([id, value]);
+      }
+    }
+    if (fieldFor.size === 0) return;
+    const admin = findUserById(app.db, realmId, zulipId.get(owner!.id) as number) as UserRow;
+    for (const [key, f] of fieldFor) {
+      const long = f.values.some(([, v]) => Array.from(v).length > 50);
+      let fieldId = 0;
+      const where = `users.json: the profile field ${JSON.stringify(key)}`;
+      try {
+        fieldId = doCreateField(app, admin, { name: f.name, hint: '', fieldType: long ? FIELD_TYPE.LONG_TEXT : FIELD_TYPE.SHORT_TEXT, displayInProfileSummary: false, required: false, editableByUser: true });
+        for (const [uid, value] of f.values) updateProfileData(app, admin, findUserById(app.db, realmId, uid) as UserRow, [{ id: fieldId, value }]);
+      } catch (err) {
+        if (err instanceof JsonableError) throw new ImportError(`${where}: ${err.message}`);
+        throw err;
+      }
+    }
+  }
 
   function filesOf(m: At): At[] {
     if (m.get('subtype').optString() === 'file_share' && m.get('file').present) return [m.get('file')];
