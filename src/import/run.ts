@@ -35,25 +35,45 @@ export interface ImportReport {
   accounts: ImportedAccount[];
 }
 
+/** What an importer reports: the new organization's id, counts of what it imported, warnings. */
+export interface ImportResult {
+  realmId: number;
+  counts: Record<string, number>;
+  warnings: string[];
+}
+
+/**
+ * An importer: reads the export `file` (opening and closing it itself) and creates the organization
+ * in `app`, whose database is new and empty (in the staging directory). It throws ImportError for
+ * anything wrong with the export; whatever it wrote is then thrown away with the staging directory.
+ */
+export type Importer = (app: App, file: string, opts: { realmName: string }) => Promise<ImportResult>;
+
+/** The importer of `format`, loaded only by this command (not by every start of the server). */
+async function loadImporter(format: ImportFormat): Promise<Importer> {
+  switch (format) {
+    case 'slack':
+      return (await import('./slack/import')).importSlackExport;
+    case 'zulip':
+      throw new ImportError('importing a Zulip export is not supported yet (only --from slack)');
+  }
+}
+
 /** Imports `file` (of `format`) into `config.dataDir`, all or nothing. */
 export async function runImport(config: Config, format: ImportFormat, file: string, opts: { realmName: string }): Promise<ImportReport> {
-  if (format === 'zulip') throw new ImportError('importing a Zulip export is not supported yet (only --from slack)');
+  const importer = await loadImporter(format);
   const dataDir = path.resolve(config.dataDir);
   checkEmptyTarget(dataDir);
-  // yauzl and the importers are loaded only by this command, not by every start of the server.
-  const { openZip } = await import('./zip');
-  const archive = await openZip(path.resolve(file));
   const staging = createStaging(dataDir);
   let app: App | null = null;
   try {
     // No log, no external services: nothing runs but the import.
     app = createApp({ ...config, dataDir: staging }, { logSink: null });
-    const { importSlack } = await import('./slack/import');
-    const summary = await importSlack(app, archive, opts);
+    const result = await importer(app, path.resolve(file), opts);
     const base = (config.externalUrl ?? boundUrl(config)).replace(/\/$/, '');
     const accounts = (
       stmt(app.db, `SELECT u.id, u.email, u.full_name, u.role, u.bot_type, u.is_active, u.api_key FROM user u WHERE u.realm_id = ? AND ${NOT_SYSTEM_BOT_SQL} ORDER BY u.id`).all(
-        summary.realmId,
+        result.realmId,
       ) as { id: number; email: string; full_name: string; role: number; bot_type: number | null; is_active: number; api_key: string }[]
     ).map((u): ImportedAccount => {
       const account: ImportedAccount = { user_id: u.id, email: u.email, full_name: u.full_name, role: u.role, is_bot: u.bot_type !== null, is_active: u.is_active === 1, api_key: u.api_key };
@@ -66,12 +86,9 @@ export async function runImport(config: Config, format: ImportFormat, file: stri
     app.db.pragma('wal_checkpoint(TRUNCATE)');
     app.close();
     app = null;
-    archive.close();
     commitStaging(staging, dataDir);
-    const { realmId, warnings, ...counts } = summary;
-    return { realm_id: realmId, imported: counts, warnings, accounts };
+    return { realm_id: result.realmId, imported: result.counts, warnings: result.warnings, accounts };
   } catch (err) {
-    archive.close();
     try {
       app?.close();
     } finally {

@@ -29,18 +29,19 @@ import { getRealmById } from '../../lib/realm';
 import { newPathId, sanitizeName, storePath, uploadUrl } from '../../uploads/store';
 import { ImportError } from '../errors';
 import { At } from '../shape';
-import type { ZipArchive } from '../zip';
+import { openZip, type ZipArchive } from '../zip';
+import type { Importer } from '../run';
 import { finishImportedMessages, insertImportedAttachment, insertImportedMessage, insertImportedReaction, insertImportedSubscriptions } from '../write';
 import { blocksAndAttachments } from './blocks';
 import { zulipEmoji } from './emoji';
-import { MAX_JSON_BYTES, readSlackExport, type SlackExport, type SlackUser } from './export';
+import { MAX_JSON_BYTES, readSlackExport, type SlackUser } from './export';
 import { convertText } from './markdown';
 import { ThreadTopics, UNTHREADED_TOPIC } from './threads';
 
 /** Most bytes of one file copied out of the export. */
 export const MAX_FILE_BYTES = 1024 ** 3;
 
-export interface ImportSummary {
+interface ImportSummary {
   realmId: number;
   users: number;
   channels: number;
@@ -121,7 +122,7 @@ interface IntegrationBot {
   deleted: boolean;
 }
 
-export async function importSlack(app: App, archive: ZipArchive, opts: { realmName: string }): Promise<ImportSummary> {
+async function importSlack(app: App, archive: ZipArchive, opts: { realmName: string }): Promise<ImportSummary> {
   const exp = await readSlackExport(archive);
   const warnings: string[] = [];
   const conversations = new Map<string, { kind: 'channel' | 'direct'; slackId: string }>();
@@ -516,4 +517,13 @@ export async function importSlack(app: App, archive: ZipArchive, opts: { realmNa
   }
 }
 
-export type { SlackExport };
+/** `parley import --from slack`: the .zip at `file`, opened here and closed whatever happens. */
+export const importSlackExport: Importer = async (app, file, opts) => {
+  const archive = await openZip(file);
+  try {
+    const { realmId, warnings, ...counts } = await importSlack(app, archive, opts);
+    return { realmId, counts, warnings };
+  } finally {
+    archive.close();
+  }
+};
