@@ -673,6 +673,19 @@ CREATE TABLE invitation (
 );
 CREATE INDEX invitation_realm_status ON invitation(realm_id, status);
 
+-- One-time links to set a password (`parley import` prints one per imported person, who has an account
+-- but no password). Only the key's SHA-256 is kept, as for sessions: a copy of the database sets no
+-- password. A link works once, until it expires.
+CREATE TABLE password_link (
+  id        INTEGER PRIMARY KEY AUTOINCREMENT,
+  user_id   INTEGER NOT NULL REFERENCES user(id),
+  key_hash  TEXT NOT NULL UNIQUE,
+  created   INTEGER NOT NULL,
+  expires   INTEGER NOT NULL,
+  used      INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX password_link_user ON password_link(user_id);
+
 CREATE TABLE email_change (
   id                INTEGER PRIMARY KEY,
   user_id           INTEGER NOT NULL REFERENCES user(id),

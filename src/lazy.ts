@@ -1,6 +1,6 @@
 // The one place that loads the heavy, rarely needed dependencies: KaTeX and markdown-it (rendering
 // Markdown), libsodium (push encryption), nodemailer (SMTP), re2js (linkifier patterns, 0.26 MB),
-// prom-client (GET /metrics, off by default), tar-stream (`parley export`).
+// prom-client (GET /metrics, off by default), tar-stream (`parley export`), yauzl (reading .zip archives: `parley import` only).
 // The first four were 2.8 of the bundle's 3.6 MB; even when only required inside functions, a bundle
 // that contains them costs start time (parsing, code cache) and idle memory. So build.mjs bundles
 // each into its own chunk, evaluated on first use: dist/lazy/NAME.cjs next to dist/parley.cjs, and the
@@ -15,6 +15,7 @@ import type Nodemailer from 'nodemailer';
 import type * as Re2js from 're2js';
 import type * as PromClient from 'prom-client';
 import type * as TarStream from 'tar-stream';
+import type Yauzl from 'yauzl';
 import { seaModule } from './native';
 
 /** The chunks build.mjs makes: chunk name → the package it bundles (and the bundle keeps external). */
@@ -26,6 +27,7 @@ export const LAZY_CHUNKS = {
   re2js: 're2js',
   'prom-client': 'prom-client',
   'tar-stream': 'tar-stream',
+  yauzl: 'yauzl',
 } as const;
 
 export type ChunkName = keyof typeof LAZY_CHUNKS;
@@ -99,3 +101,6 @@ export const loadPromClient = (): typeof PromClient =>
 /** tar-stream (`parley export`: src/export/zulip-export.ts). */
 export const loadTarStream = (): typeof TarStream =>
   once('tar-stream', () => (typeof PARLEY_LAZY_CHUNKS === 'undefined' ? require('tar-stream') : loadChunk('tar-stream'))) as typeof TarStream;
+/** yauzl (src/import/zip.ts: only `parley import` reads archives). */
+export const loadYauzl = (): typeof Yauzl =>
+  once('yauzl', () => (typeof PARLEY_LAZY_CHUNKS === 'undefined' ? require('yauzl') : loadChunk('yauzl'))) as typeof Yauzl;

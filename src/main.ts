@@ -1,4 +1,4 @@
-// The `parley` command line: serve, init, deactivate-realm, reactivate-realm, backup, export, zuliprc,
+// The `parley` command line: serve, init, deactivate-realm, reactivate-realm, backup, export, import, zuliprc,
 // install-service. Settings come from flags, the environment and the configuration file (src/config.ts).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,6 +26,8 @@ import { findRealm } from './lib/realm';
 import { findUserById, type UserRow } from './lib/users';
 import { randomAlnum } from './lib/secrets';
 import { PARLEY_VERSION } from './version';
+import { ImportError } from './import/errors';
+import { IMPORT_FORMATS, runImport, type ImportFormat } from './import/run';
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 type Values = Record<string, string | boolean | undefined>;
@@ -105,6 +107,18 @@ const COMMANDS: Record<string, Command> = {
     summary: "write the organization as a Zulip-format export tarball (works while serving)",
     usage: EXPORT_USAGE,
     options: dataDirOption,
+    run: () => 0, // replaced below: needs positionals
+  },
+  import: {
+    summary: 'create the organization from an export (a Slack .zip) in an empty data dir (server stopped)',
+    usage: 'parley import [--from slack|zulip] --data-dir DIR|--config FILE [--realm-name NAME] [--external-url URL] EXPORT_FILE',
+    help:
+      'Reads the whole export into a new database in a hidden staging directory inside the data dir, and\n' +
+      'moves it into place only when everything succeeded: a failed import leaves the data dir as it was.\n' +
+      'Prints one JSON line with what was imported, then one JSON line per account (email, API key, and a\n' +
+      'link to set a password, on --external-url).\n' +
+      '--from defaults to zulip.\n',
+    options: { ...dataDirOption, from: { type: 'string' }, 'realm-name': { type: 'string' }, 'external-url': { type: 'string' } },
     run: () => 0, // replaced below: needs positionals
   },
   zuliprc: {
@@ -292,6 +306,31 @@ async function exportCommand(argv: string[]): Promise<number> {
   return runExport(openExisting(values as Values), positionals[0]);
 }
 
+async function importCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: COMMANDS.import.options, allowPositionals: true, strict: true });
+  if (positionals.length !== 1) throw new UsageError('import needs exactly one EXPORT_FILE');
+  const from = (values.from as string | undefined) ?? 'zulip';
+  if (!(IMPORT_FORMATS as readonly string[]).includes(from)) throw new UsageError(`--from must be one of ${IMPORT_FORMATS.join(', ')}, not '${from}'`);
+  const realmName = typeof values['realm-name'] === 'string' && values['realm-name'] !== '' ? values['realm-name'] : from === 'slack' ? 'Slack' : 'Zulip';
+  const config = baseConfig(values as Values, true);
+  let report;
+  try {
+    report = await runImport(config, from as ImportFormat, positionals[0], { realmName });
+  } catch (err) {
+    if (err instanceof ImportError) {
+      process.stderr.write(`parley: import failed, nothing was written: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  for (const w of report.warnings) process.stderr.write(`parley: warning: ${w}\n`);
+  const { accounts, ...summary } = report;
+  process.stdout.write(JSON.stringify(summary) + '\n');
+  for (const a of accounts) process.stdout.write(JSON.stringify(a) + '\n');
+  process.stderr.write(`parley: imported into ${path.resolve(config.dataDir)}; start the server with parley serve\n`);
+  return 0;
+}
+
 /** Runs the CLI with `argv` (without node and script); resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -321,6 +360,7 @@ export async function main(argv: string[]): Promise<number> {
     if (rest.filter((a) => a === '--config' || a.startsWith('--config=')).length > 1) throw new UsageError('--config given twice: Parley reads one configuration file');
     if (name === 'backup') return await backup(rest);
     if (name === 'export') return await exportCommand(rest);
+    if (name === 'import') return await importCommand(rest);
     const { values, positionals } = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     return await command.run(values as Values);

@@ -212,7 +212,7 @@ function directAddressees(app: App, sender: UserRow, to: Extract<Addressee, { ki
 }
 
 /** The conversation row for exactly these participants, created on first use. */
-function directGroupFor(db: Db, realmId: number, ids: number[]): number {
+export function directGroupFor(db: Db, realmId: number, ids: number[]): number {
   const existing = directGroupId(db, realmId, ids);
   if (existing) return existing;
   const key = [...new Set(ids)].sort((a, b) => a - b).join(',');

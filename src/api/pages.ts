@@ -1,9 +1,10 @@
-// The few HTML pages Parley serves itself besides the web app: sign-up through an invitation link, web
-// login and logout. Forms post to the same origin; a request whose Origin header names another site
+// The few HTML pages Parley serves itself besides the web app: sign-up through an invitation link,
+// setting a password through a one-time link (imported accounts), web login and logout. Forms post to the same origin; a request whose Origin header names another site
 // (or `null`, an opaque origin) is refused (the SameSite=Lax cookie already keeps cross-site posts from
 // carrying it). After logging in or signing up, people land in the web app at `/`.
 import { checkInvitationKey, doAcceptInvitation, doRequestRegistration, InvitationUnusable } from '../actions/invites';
 import { doCreateSession, doDeleteSession, doPasswordLogin, SESSION_SECONDS } from '../actions/sessions';
+import { checkPasswordLink, doSetPasswordWithLink, passwordLinkPath, PasswordLinkUnusable } from '../actions/password-links';
 import { authenticateSession, readCookie, SESSION_COOKIE } from '../http/auth';
 import { JsonableError } from '../http/errors';
 import { p } from '../http/params';
@@ -123,6 +124,41 @@ function signUpPage(app: App, key: string, status: number, error: string | null,
   );
 }
 
+// --- setting a password through a one-time link (imported accounts) ------------------------------------
+
+const LINK_UNUSABLE: Record<PasswordLinkUnusable['state'], { status: number; title: string; text: string }> = {
+  missing: { status: 404, title: 'Link not found', text: 'This link is not valid. Check that you copied the whole link.' },
+  expired: { status: 410, title: 'Link expired', text: 'This link has expired. Ask an administrator of the organization for a new one.' },
+  used: { status: 410, title: 'Link already used', text: 'This link has already been used to set a password. Log in instead.' },
+  deactivated: { status: 410, title: 'Account deactivated', text: 'This account has been deactivated.' },
+};
+
+function linkUnusablePage(err: PasswordLinkUnusable): Reply {
+  const u = LINK_UNUSABLE[err.state];
+  return htmlReply(u.status, u.title, html`<p>${u.text}</p><p><a href="/login">Log in</a></p>`);
+}
+
+function setPasswordPage(app: App, key: string, status: number, error: string | null): Reply {
+  let user: UserRow;
+  try {
+    user = checkPasswordLink(app, key);
+  } catch (err) {
+    if (err instanceof PasswordLinkUnusable) return linkUnusablePage(err);
+    throw err;
+  }
+  const realm = getRealmById(app.db, user.realm_id);
+  return htmlReply(
+    status,
+    'Set your password',
+    html`<p>Set a password for your account in ${realm?.name ?? ''}.</p>${errorBox(error)}
+<form method="post" action="${passwordLinkPath(key)}">
+<p>Email: <strong>${user.delivery_email}</strong></p>
+<label for="password">Password</label><input id="password" name="password" type="password" required minlength="6" autocomplete="new-password">
+<button type="submit">Set password</button>
+</form>`,
+  );
+}
+
 // --- login --------------------------------------------------------------------------------------------
 
 function loginPage(app: App, status: number, error: string | null, email = '', next = '/', headers: Record<string, string> = {}): Reply {
@@ -184,6 +220,28 @@ export const pageRoutes = [
           return signUpPage(app, path.key, 429, 'Too many sign-up emails were sent from your network today. Try again tomorrow.', form, retry);
         }
         if (err instanceof JsonableError) return signUpPage(app, path.key, 400, err.message, form);
+        throw err;
+      }
+    },
+  }),
+  publicRoute({
+    method: 'GET',
+    path: '/accounts/password/set/{key}',
+    handle: ({ app, path }) => setPasswordPage(app, path.key, 200, null),
+  }),
+  publicRoute({
+    method: 'POST',
+    path: '/accounts/password/set/{key}',
+    params: { password: p.str().optional() },
+    handle({ app, path, params, headers }) {
+      if (!sameOrigin(app, headers)) return forbidden();
+      try {
+        const user = doSetPasswordWithLink(app, path.key, params.password ?? '');
+        const token = doCreateSession(app, user);
+        return redirect('/', { 'Set-Cookie': sessionCookie(app, token) });
+      } catch (err) {
+        if (err instanceof PasswordLinkUnusable) return linkUnusablePage(err);
+        if (err instanceof JsonableError) return setPasswordPage(app, path.key, 400, err.message);
         throw err;
       }
     },

@@ -167,6 +167,8 @@ const STEPS: ((db: Db) => void)[] = [
     const hasId = db.prepare("SELECT 1 FROM pragma_table_info('reaction') WHERE name = 'id'").get();
     if (!hasId) rebuildTable(db, 'reaction', ['reaction_unique']);
   },
+  // 11: one-time links to set a password, for people `parley import` brought in without one.
+  (db) => createMissing(db, ['password_link', 'password_link_user']),
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

@@ -1,7 +1,7 @@
 // The single executable (dist/parley, written by `npm run build`) copied alone into an empty directory,
 // with no node_modules anywhere above it: it must init, serve and answer GET /users/me, and load its
-// lazily loaded chunks (src/lazy.ts) from its own assets: Markdown with KaTeX, re2js, libsodium and
-// nodemailer.
+// lazily loaded chunks (src/lazy.ts) from its own assets: Markdown with KaTeX, re2js, libsodium,
+// nodemailer and yauzl.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -13,6 +13,8 @@ import { startPushService } from '../helpers/push-service';
 import { PARLEY_VERSION } from '../../src/version';
 import { SQLITE_ASSET, UWS_ASSET } from '../../src/native';
 import { decryptForDevice } from '../../src/push/crypto';
+import { makeExportZip } from '../helpers/zip';
+import { slackExport } from '../import/slack-fixture';
 
 const tmp = makeTempDirs('parley-bin-');
 after(() => tmp.cleanup());
@@ -193,6 +195,14 @@ describe('dist/parley (single executable)', () => {
       smtp.close();
       await push.close();
     }
+  });
+
+  it('imports a Slack export with its yauzl chunk', async () => {
+    const { dir, exe, cacheDir } = copyBinary();
+    fs.writeFileSync(path.join(dir, 'slack.zip'), makeExportZip(slackExport()));
+    const r = await runCli(['import', '--from', 'slack', '--data-dir', 'd', 'slack.zip'], { cli: [exe], cwd: dir, env: { PARLEY_CACHE_DIR: cacheDir }, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout.split('\n')[0]).imported, { users: 8, channels: 4, direct_conversations: 2, messages: 20, reactions: 5, uploads: 1 });
   });
 
   it('installs itself as a service with its embedded unit, and takes cache_dir from a configuration file', async () => {

@@ -1,0 +1,107 @@
+// GET/POST /accounts/password/set/{key}: the one-time links `parley import` prints so that imported
+// people (who have no password) can set one. Whole pages are not asserted (they are the site's page
+// template); their status, title, message and form are.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from '../helpers/server';
+import { doCreatePasswordLink, PASSWORD_LINK_SECONDS } from '../../src/actions/password-links';
+import { doDeactivateUser } from '../../src/actions/users';
+import { findUserById, type UserRow } from '../../src/lib/users';
+
+let t: TestServer;
+let nowMs = Date.UTC(2026, 0, 1);
+const clock = { nowMs: () => nowMs };
+
+before(async () => {
+  t = await startTestServer({ clock });
+});
+after(() => t.close());
+
+const linkFor = (userId: number) => {
+  const key = doCreatePasswordLink(t.app, userId);
+  t.app.batch.commit();
+  return `/accounts/password/set/${key}/`;
+};
+const form = (password: string) => ({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ password }).toString() });
+const title = (text: string) => /<title>([^<]*)<\/title>/.exec(text)?.[1];
+
+describe('GET /accounts/password/set/{key}', () => {
+  it('shows a form for the account the link is for', async () => {
+    const link = linkFor(t.users.othello.id);
+    const r = await t.raw('GET', link);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.equal(title(r.text), 'Set your password');
+    assert.ok(r.text.includes(`<form method="post" action="${link}">`), r.text);
+    assert.ok(r.text.includes('<p>Email: <strong>othello@example.com</strong></p>'), r.text);
+    assert.ok(r.text.includes('<p>Set a password for your account in Test Org.</p>'), r.text);
+  });
+
+  it('answers 404 for a key that is not a link', async () => {
+    const r = await t.raw('GET', '/accounts/password/set/not-a-key/');
+    assert.equal(r.status, 404);
+    assert.equal(title(r.text), 'Link not found');
+    assert.ok(r.text.includes('This link is not valid. Check that you copied the whole link.'));
+  });
+});
+
+describe('POST /accounts/password/set/{key}', () => {
+  it('sets the password, logs the person in, and is used up', async () => {
+    const link = linkFor(t.users.hamlet.id);
+    const other = linkFor(t.users.hamlet.id);
+    // Not followed: the answer itself is the redirect with the session cookie.
+    const r = await fetch(t.url + link, { method: 'POST', redirect: 'manual', ...form('a-new-secret') });
+    assert.equal(r.status, 303, await r.text());
+    assert.equal(r.headers.get('location'), '/');
+    assert.match(r.headers.get('set-cookie') ?? '', /^parley_session=[A-Za-z0-9_-]+; HttpOnly; SameSite=Lax; Path=\/; Max-Age=1209600$/);
+    const login = await t.raw('POST', '/api/v1/fetch_api_key', { headers: form('').headers, body: 'username=hamlet%40example.com&password=a-new-secret' });
+    assert.equal(login.status, 200, login.text);
+    assert.equal(login.body.api_key, t.users.hamlet.apiKey);
+    // This link and the person's other links are spent.
+    for (const l of [link, other]) {
+      const again = await t.raw('POST', l, form('another-secret'));
+      assert.equal(again.status, 410);
+      assert.equal(title(again.text), 'Link already used');
+    }
+  });
+
+  it('refuses a weak password and shows the form again', async () => {
+    const link = linkFor(t.users.moderator.id);
+    const r = await t.raw('POST', link, form('abc'));
+    assert.equal(r.status, 400);
+    assert.ok(r.text.includes('<p class="error" role="alert">The password is too weak.</p>'), r.text);
+    assert.ok(r.text.includes(`<form method="post" action="${link}">`));
+    // Still usable.
+    assert.equal((await t.raw('GET', link)).status, 200);
+  });
+
+  it('refuses a form posted from another site', async () => {
+    const link = linkFor(t.users.moderator.id);
+    const r = await t.raw('POST', link, { ...form('a-new-secret'), headers: { ...form('').headers, origin: 'https://evil.example' } });
+    assert.equal(r.status, 403);
+    assert.equal(title(r.text), 'Request refused');
+    assert.equal((await t.raw('GET', link)).status, 200);
+  });
+
+  it('refuses an expired link', async () => {
+    const link = linkFor(t.users.admin.id);
+    nowMs += PASSWORD_LINK_SECONDS * 1000;
+    try {
+      for (const r of [await t.raw('GET', link), await t.raw('POST', link, form('a-new-secret'))]) {
+        assert.equal(r.status, 410);
+        assert.equal(title(r.text), 'Link expired');
+      }
+    } finally {
+      nowMs -= PASSWORD_LINK_SECONDS * 1000;
+    }
+  });
+
+  it("refuses a deactivated person's link", async () => {
+    const link = linkFor(t.users.guest.id);
+    doDeactivateUser(t.app, findUserById(t.app.db, t.app.realmId(), t.users.owner.id) as UserRow, t.users.guest.id);
+    t.app.batch.commit();
+    const r = await t.raw('POST', link, form('a-new-secret'));
+    assert.equal(r.status, 410);
+    assert.equal(title(r.text), 'Account deactivated');
+  });
+});
