@@ -405,8 +405,21 @@ function roundLine(name: string, r: RoundStats): string {
 
 /** A side of the comparison: a server with USERS parked polls, driven one message at a time. */
 interface Side {
-  round(messages: number): Promise<RoundStats>;
+  /** Sends one message (the floor: one /go) and adds its deliveries to `into`, then waits --gap-ms. */
+  one(into: RoundStats): Promise<void>;
+  /** Fills `into.note` and sorts its deliveries once the round's messages are in. */
+  end(into: RoundStats): void;
   stop(): Promise<void>;
+}
+
+const newRound = (): RoundStats => ({ fromReply: [], first: [], last: [], missing: 0, note: '' });
+
+/** `messages` messages on one side alone (the warm-up). */
+async function soloRound(side: Side, messages: number): Promise<RoundStats> {
+  const out = newRound();
+  for (let m = 0; m < messages; m++) await side.one(out);
+  side.end(out);
+  return out;
 }
 
 /**
@@ -503,37 +516,43 @@ async function startParley(s: Seeded): Promise<Side & { memPerQueueKb: number }>
 
     const sender = (await conns(server.port, 1))[0];
     let k = 0;
-    const round = async (messages: number): Promise<RoundStats> => {
-      const out: RoundStats = { fromReply: [], first: [], last: [], missing: 0, note: '' };
-      const roundTrips: number[] = [];
+    /** Per round: the sender's round trips and the server's CPU seconds, by the round's stats. */
+    const extra = new Map<RoundStats, { roundTrips: number[]; cpu: number }>();
+    const one = async (out: RoundStats): Promise<void> => {
+      let x = extra.get(out);
+      if (!x) extra.set(out, (x = { roundTrips: [], cpu: 0 }));
       const cpu0 = cpuSeconds(pid);
-      for (let m = 0; m < messages; m++, k++) {
-        const form = new URLSearchParams({ type: 'stream', to: String(s.streamId), topic: 'fan-out', content: `message ${k}` }).toString();
-        const sent = process.hrtime.bigint();
-        const r = await sender.request('POST', '/api/v1/messages', s.owner.auth, form);
-        if (r.status !== 200) throw new Error(`POST /messages: ${r.status} ${r.body}`);
-        const id = (JSON.parse(r.body) as { id: number }).id;
-        roundTrips.push(Number(r.at - sent) / 1e6);
-        await collect(() => arrivals.map((a) => a.get(id)), r.at, out);
-        for (const a of arrivals) a.delete(id);
-        if (REPARK_AFTER_ALL) {
-          await sleep(20); // the flush of the last responses
-          const h = held;
-          held = [];
-          for (const i of h) park(i);
-        }
-        await sleep(GAP_MS);
+      k++;
+      const form = new URLSearchParams({ type: 'stream', to: String(s.streamId), topic: 'fan-out', content: `message ${k}` }).toString();
+      const sent = process.hrtime.bigint();
+      const r = await sender.request('POST', '/api/v1/messages', s.owner.auth, form);
+      if (r.status !== 200) throw new Error(`POST /messages: ${r.status} ${r.body}`);
+      const id = (JSON.parse(r.body) as { id: number }).id;
+      x.roundTrips.push(Number(r.at - sent) / 1e6);
+      await collect(() => arrivals.map((a) => a.get(id)), r.at, out);
+      for (const a of arrivals) a.delete(id);
+      if (REPARK_AFTER_ALL) {
+        await sleep(20); // the flush of the last responses
+        const h = held;
+        held = [];
+        for (const i of h) park(i);
       }
+      await sleep(GAP_MS);
+      x.cpu += cpuSeconds(pid) - cpu0;
+    };
+    const end = (out: RoundStats): void => {
+      const x = extra.get(out) ?? { roundTrips: [NaN], cpu: NaN };
+      extra.delete(out);
       out.fromReply.sort((a, b) => a - b);
-      const cpu = ((cpuSeconds(pid) - cpu0) / messages) * 1000;
+      const cpu = (x.cpu / x.roundTrips.length) * 1000;
       out.note =
-        `; sender's POST p50 ${ms(median(roundTrips))}; server CPU per message (send, ${USERS} deliveries and re-parks, 10 ms ticks) ${cpu.toFixed(0)} ms` +
+        `; sender's POST p50 ${ms(median(x.roundTrips))}; server CPU per message (send, ${USERS} deliveries and re-parks, 10 ms ticks) ${cpu.toFixed(0)} ms` +
         (unexpected ? `; UNEXPECTED poll answers so far: ${unexpected}` : '');
-      return out;
     };
     return {
       memPerQueueKb,
-      round,
+      one,
+      end,
       async stop() {
         stopping = true;
         sender.close();
@@ -608,21 +627,17 @@ async function startFloor(): Promise<Side> {
     for (let i = 0; i < USERS; i++) park(i);
     await sleep(1000);
     const sender = (await conns(server.port, 1))[0];
-    const round = async (messages: number): Promise<RoundStats> => {
-      const out: RoundStats = { fromReply: [], first: [], last: [], missing: 0, note: '' };
-      for (let m = 0; m < messages; m++) {
-        arrivals = new Array(USERS);
-        current = m;
-        const r = await sender.request('GET', '/go', '');
-        await collect(() => arrivals, r.at, out);
-        current = -1;
-        await sleep(GAP_MS);
-      }
-      out.fromReply.sort((a, b) => a - b);
-      return out;
+    const one = async (out: RoundStats): Promise<void> => {
+      arrivals = new Array(USERS);
+      current = 0;
+      const r = await sender.request('GET', '/go', '');
+      await collect(() => arrivals, r.at, out);
+      current = -1;
+      await sleep(GAP_MS);
     };
     return {
-      round,
+      one,
+      end: (out) => void out.fromReply.sort((a, b) => a - b),
       async stop() {
         stopping = true;
         sender.close();
@@ -640,28 +655,28 @@ async function startFloor(): Promise<Side> {
 const spread = (xs: number[], f: (x: number) => string) => `${f(median(xs))} (${f(Math.min(...xs))}-${f(Math.max(...xs))})`;
 
 /**
- * Parts a and c: both servers hold USERS parked polls at once and take turns, one round of MESSAGES
- * messages each (Parley, then the floor, then Parley, ...), so that a change in the machine's load
- * falls on both sides of a ratio rather than deciding it.
+ * Parts a and c: both servers hold USERS parked polls at once and take turns message by message
+ * (Parley, the floor, Parley, ...; MESSAGES of each per round), so that a change in the machine's load
+ * (other processes on the shared cores) falls on both sides of a ratio rather than deciding it.
  */
 async function fanOut(s: Seeded, parts: string): Promise<string | null> {
   const withA = parts.includes('a');
   const withC = parts.includes('c');
   console.log(
     `\n(${withA ? 'a' : ''}${withC ? 'c' : ''}) fan-out latency: ${USERS} pollers, one parked poll each; ${ROUNDS} round(s) of ${MESSAGES} messages ` +
-      `(+${WARMUP_MESSAGES} warm-up) one at a time${withA && withC ? ', Parley and the floor alternating' : ''}; ` +
+      `(+${WARMUP_MESSAGES} warm-up) one at a time${withA && withC ? ', Parley and the floor taking turns message by message' : ''}; ` +
       `latency = the poller has its whole reply − the sender has its reply; re-park ${REPARK_AFTER_ALL ? 'once every poller has the message' : 'at once'}`,
   );
   const parley = withA ? await startParley(s) : null;
   let floorSide: Side | null = null;
   try {
     if (parley) {
-      await parley.round(WARMUP_MESSAGES);
+      await soloRound(parley, WARMUP_MESSAGES);
       console.log(`  one poll reply: ${FLOOR_BYTES} bytes of JSON (the floor writes the same size)`);
     }
     if (withC) {
       floorSide = await startFloor();
-      await floorSide.round(WARMUP_MESSAGES);
+      await soloRound(floorSide, WARMUP_MESSAGES);
     }
     const ratios: { p50: number; last: number }[] = [];
     const a50: number[] = [];
@@ -670,14 +685,20 @@ async function fanOut(s: Seeded, parts: string): Promise<string | null> {
     const cLast: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       console.log(`  round ${round}/${ROUNDS}, load average ${os.loadavg()[0].toFixed(2)}`);
-      const ra = parley ? await parley.round(MESSAGES) : null;
+      const ra = parley ? newRound() : null;
+      const rc = floorSide ? newRound() : null;
+      for (let m = 0; m < MESSAGES; m++) {
+        if (ra) await parley!.one(ra);
+        if (rc) await floorSide!.one(rc);
+      }
       if (ra) {
+        parley!.end(ra);
         console.log(roundLine('  Parley', ra));
         a50.push(p50Of(ra));
         aLast.push(lastP50Of(ra));
       }
-      const rc = floorSide ? await floorSide.round(MESSAGES) : null;
       if (rc) {
+        floorSide!.end(rc);
         console.log(roundLine('  floor ', rc));
         c50.push(p50Of(rc));
         cLast.push(lastP50Of(rc));
