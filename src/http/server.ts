@@ -362,7 +362,8 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
       metrics?.observe(p.method, p.route ?? null, status, ms / 1000);
       if (log.requests) {
         const path = p.loggedPath ?? loggedPath(p.url, p.query, secrets, p.route);
-        log.request({ id: p.id, method: p.method, path, status, durationMs: ms, userId: p.userId, ip: p.peer || null });
+        // Soon, not now: a fan-out writes many replies in one turn (see requestSoon).
+        log.requestSoon({ id: p.id, method: p.method, path, status, durationMs: ms, userId: p.userId, ip: p.peer || null });
       }
     }
   }
