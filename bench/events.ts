@@ -31,6 +31,7 @@
 // delay the timestamps of the other sockets that became readable in the same event-loop turn.
 import { spawn } from 'node:child_process';
 import { gcHook, whenListening, type ServerProcess } from './server-process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -571,7 +572,8 @@ function floorServer(): void {
   const uws = loadUws();
   process.on('SIGTERM', () => process.exit(0)); // exits through node, so --cpu-prof writes its profile
   const app = uws.App();
-  const body = JSON.stringify({ result: 'success', msg: '', events: [{ type: 'message', message: { content: 'x'.repeat(Math.max(0, FLOOR_BYTES - 100)) }, flags: [], id: 0 }], queue_id: 'q' });
+  const reply = (content: string) => JSON.stringify({ result: 'success', msg: '', events: [{ type: 'message', message: { content }, flags: [], id: 0 }], queue_id: 'q' });
+  const body = reply('x'.repeat(Math.max(0, FLOOR_BYTES - reply('').length))); // exactly FLOOR_BYTES
   let parked: import('@trufflesuite/uws-js-unofficial').HttpResponse[] = [];
   app.get('/park', (res) => {
     res.onAborted(() => undefined);
@@ -600,7 +602,7 @@ function floorServer(): void {
 }
 
 // (c) The floor: the same measurement against the bare uWS server above.
-async function startFloor(): Promise<Side> {
+async function startFloor(s: Seeded): Promise<Side> {
   // With --cpu-prof the floor is profiled too, so that its work per poll can be set beside Parley's.
   const prof = opt['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(opt['cpu-prof'])] : [];
   const proc = spawn(process.execPath, [...prof, '--import', 'tsx', __filename, '--floor-server', '--floor-bytes', String(FLOOR_BYTES)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -610,19 +612,28 @@ async function startFloor(): Promise<Side> {
     let current = -1;
     /** Arrival time (ns) per poller of the current message's reply. */
     let arrivals: (bigint | undefined)[] = new Array(USERS);
-    let pending: number[] = [];
+    let pending: { i: number; r: Response }[] = [];
     let stopping = false;
+    // The client does for the floor what it does for Parley (the same request sizes, a JSON.parse of
+    // each reply): on two shared cores its work competes with the server's, so it must not differ.
+    const queueIds = s.members.map(() => crypto.randomUUID());
+    const lastEventId = new Array<number>(USERS).fill(-1);
     const park = (i: number) => {
-      pollConns[i].request('GET', '/park', '').then((r) => {
+      const url = '/park?' + new URLSearchParams({ queue_id: queueIds[i], last_event_id: String(lastEventId[i]) });
+      pollConns[i].request('GET', url, s.members[i].auth).then((r) => {
         if (current >= 0) arrivals[i] = r.at;
-        if (pending.length === 0)
-          setImmediate(() => {
-            const again = pending;
-            pending = [];
-            if (!stopping) for (const j of again) park(j);
-          });
-        pending.push(i);
+        if (pending.length === 0) setImmediate(flush);
+        pending.push({ i, r });
       });
+    };
+    const flush = () => {
+      const batch = pending;
+      pending = [];
+      for (const { i, r } of batch) {
+        const events = (JSON.parse(r.body) as { events: { id: number }[] }).events;
+        for (const e of events) lastEventId[i] = Math.max(lastEventId[i], e.id);
+        if (!stopping) park(i);
+      }
     };
     for (let i = 0; i < USERS; i++) park(i);
     await sleep(1000);
@@ -675,7 +686,7 @@ async function fanOut(s: Seeded, parts: string): Promise<string | null> {
       console.log(`  one poll reply: ${FLOOR_BYTES} bytes of JSON (the floor writes the same size)`);
     }
     if (withC) {
-      floorSide = await startFloor();
+      floorSide = await startFloor(s);
       await soloRound(floorSide, WARMUP_MESSAGES);
     }
     const ratios: { p50: number; last: number }[] = [];
