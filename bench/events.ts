@@ -1,24 +1,29 @@
-// Event delivery benchmark (issue 4), run by hand: `node --import tsx bench/events.ts`; prints numbers,
-// never part of the tests.
+// Event delivery benchmark (issues 4 and 17), run by hand: `node --import tsx bench/events.ts`; prints
+// numbers, never part of the tests.
 //  (a) fan-out latency: a channel whose 1,000 members each have one registered queue with a GET /events
 //      long-poll parked on its own keep-alive connection; a sender (the owner, subscribed, not polling)
 //      POSTs messages to the channel one at a time. For every message and poller: the time from the
 //      moment the sender's POST /messages reply arrives to the moment that poller has the whole
-//      /events response (the poller then re-parks). Targets: p50 < 2 ms, p99 < 20 ms.
+//      /events response (the poller then re-parks). Per round: p50 of every delivery and p50 of the
+//      per-message last poller. Also memory per idle queue (VmRSS with 1,000 registered queues).
 //  (b) memory per idle queue: server VmRSS after 1,000 registered queues (no poll parked) minus VmRSS
-//      before registering, / 1,000; also 5,000 queues. Target < 10 KB. Plus the exact JS heap of a
-//      queue, allocated in this process through allocateQueue with a forced GC around it.
-// Options: --users N (1000 pollers) --messages N (20 measured, after 2 unmeasured warm-up messages)
-//          --gap-ms N (300: pause after every poller has its event, for the re-parks to land)
-//          --queues-max N (5000) --parts ab --cpu-prof DIR (the server writes a .cpuprofile there on exit)
-//          --server FILE.cjs (run a bundle such as dist/parley.cjs with node instead of src/main.ts through tsx)
-//          --repark immediate|after-all (after-all: pollers re-park only once every poller has the message,
-//          so the server and client CPU of the delivery alone can be read)
+//      before registering, / 1,000; also 5,000 queues. Target < 2 KB (issue 17). Plus the exact JS heap
+//      of a queue, allocated in this process through allocateQueue with a forced GC around it.
 //  (c) (--parts c, not run by default) the floor: a bare uWebSockets.js server (no Parley code) that holds
 //      1,000 parked GETs and, on the sender's request, answers the sender and then writes one fixed
 //      pre-serialised reply of the same size to every parked poll, in the same way Parley does
 //      (cork, status, two headers, end). Measured like (a), with the same client: what a single-threaded
 //      uWS server and this machine allow at best.
+// With --parts ac both servers hold their parked polls at once and take turns, --rounds N (at least 5)
+// rounds of --messages each (Parley, floor, Parley, ...); each round prints both sides and their ratio,
+// and the run ends with the median ratio and its spread, last line
+// `fan-out/floor median ratio: p50 X, last poller Y (N rounds)` (issue 17: target <= 1.15 on both).
+// Options: --users N (1000 pollers) --messages N (20 measured per round, after 2 unmeasured warm-up messages)
+//          --rounds N (5) --gap-ms N (300: pause after every poller has its event, for the re-parks to land)
+//          --queues-max N (5000) --parts ab --cpu-prof DIR (the server, and the floor, write a .cpuprofile there on exit)
+//          --server FILE.cjs (run a bundle such as dist/parley.cjs with node instead of src/main.ts through tsx)
+//          --repark immediate|after-all (after-all: pollers re-park only once every poller has the message,
+//          so the server and client CPU of the delivery alone can be read; Parley only)
 // The server is `node --import tsx src/main.ts serve` (the working tree, not dist/parley) on 127.0.0.1,
 // port 0, rate limits off, PARLEY_HEARTBEAT_SECONDS=3600 so no heartbeat wakes a poll mid-run. The
 // clients are raw keep-alive sockets in this one process: each /events response is timestamped
@@ -26,6 +31,7 @@
 // delay the timestamps of the other sockets that became readable in the same event-loop turn.
 import { spawn } from 'node:child_process';
 import { gcHook, whenListening, type ServerProcess } from './server-process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -53,6 +59,7 @@ const { values: opt } = parseArgs({
     'gap-ms': { type: 'string', default: '300' },
     'queues-max': { type: 'string', default: '5000' },
     parts: { type: 'string', default: 'ab' },
+    rounds: { type: 'string', default: '5' },
     'cpu-prof': { type: 'string' },
     repark: { type: 'string', default: 'immediate' },
     server: { type: 'string' },
@@ -68,6 +75,8 @@ const WARMUP_MESSAGES = 2;
 const GAP_MS = Number(opt['gap-ms']);
 const QUEUES_MAX = Number(opt['queues-max']);
 const REPARK_AFTER_ALL = opt.repark === 'after-all';
+// Parley against the floor needs several alternating rounds: one run of each was as noisy as the gap.
+const ROUNDS = opt.parts!.includes('a') && opt.parts!.includes('c') ? Math.max(5, Number(opt.rounds)) : Math.max(1, Number(opt.rounds));
 
 interface Seeded {
   dir: string;
@@ -317,7 +326,7 @@ async function memory(s: Seeded): Promise<void> {
       );
     }
     for (const c of cs) c.close();
-    console.log(`  target < 10 KB per idle queue (VmRSS delta at ${USERS} queues / ${USERS}): ${kbStr(atUsers)}, ${atUsers < 10 ? 'PASS' : 'FAIL'}`);
+    console.log(`  target < 2 KB per idle queue (VmRSS delta at ${USERS} queues / ${USERS}): ${kbStr(atUsers)}, ${atUsers < 2 ? 'PASS' : 'FAIL'}`);
   } finally {
     await server.stop();
   }
@@ -361,13 +370,88 @@ async function memory(s: Seeded): Promise<void> {
 }
 
 const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+const sortedCopy = (xs: number[]) => [...xs].sort((a, b) => a - b);
+const median = (xs: number[]) => {
+  const s = sortedCopy(xs);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const ms = (x: number) => `${x.toFixed(2)} ms`;
 
-// (a) Fan-out latency.
-async function latency(s: Seeded): Promise<void> {
-  console.log(
-    `\n(a) fan-out latency: ${USERS} pollers, one queue each, ${MESSAGES} messages (+${WARMUP_MESSAGES} warm-up) one at a time; ` +
-      `re-park ${REPARK_AFTER_ALL ? 'once every poller has the message' : 'at once'}`,
+/** One round of one side (Parley or the floor): `messages` messages, each delivered to every poller. */
+interface RoundStats {
+  /** Every delivery, reply → poller has it (ms), sorted. */
+  fromReply: number[];
+  /** Per message: the first and the last poller to have it (ms). */
+  first: number[];
+  last: number[];
+  missing: number;
+  /** Side-specific numbers for the round's line. */
+  note: string;
+}
+
+/** p50 of every delivery and p50 of the per-message last poller: the two numbers the ratio compares. */
+const p50Of = (r: RoundStats) => pct(r.fromReply, 0.5);
+const lastP50Of = (r: RoundStats) => pct(sortedCopy(r.last), 0.5);
+
+function roundLine(name: string, r: RoundStats): string {
+  const fr = r.fromReply;
+  return (
+    `  ${name}: p50 ${ms(p50Of(r))}, p90 ${ms(pct(fr, 0.9))}, p99 ${ms(pct(fr, 0.99))}, max ${ms(fr[fr.length - 1])}; ` +
+    `last poller p50 ${ms(lastP50Of(r))}, max ${ms(Math.max(...r.last))}; first poller p50 ${ms(pct(sortedCopy(r.first), 0.5))}` +
+    (r.missing ? `; MISSING ${r.missing}` : '') +
+    r.note
   );
+}
+
+/** A side of the comparison: a server with USERS parked polls, driven one message at a time. */
+interface Side {
+  /** Sends one message (the floor: one /go) and adds its deliveries to `into`, then waits --gap-ms. */
+  one(into: RoundStats): Promise<void>;
+  /** Fills `into.note` and sorts its deliveries once the round's messages are in. */
+  end(into: RoundStats): void;
+  stop(): Promise<void>;
+}
+
+const newRound = (): RoundStats => ({ fromReply: [], first: [], last: [], missing: 0, note: '' });
+
+/** `messages` messages on one side alone (the warm-up). */
+async function soloRound(side: Side, messages: number): Promise<RoundStats> {
+  const out = newRound();
+  for (let m = 0; m < messages; m++) await side.one(out);
+  side.end(out);
+  return out;
+}
+
+/**
+ * Per message: waits (bounded) until every poller has it, then collects the deliveries measured from
+ * the sender's reply `replyAt`.
+ */
+async function collect(arrivalsOf: () => (bigint | undefined)[], replyAt: bigint, into: RoundStats): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  let got = arrivalsOf();
+  while (got.filter((x) => x !== undefined).length < USERS && Date.now() < deadline) {
+    await sleep(5);
+    got = arrivalsOf();
+  }
+  let first = Infinity;
+  let worst = -Infinity;
+  for (const at of got) {
+    if (at === undefined) {
+      into.missing++;
+      continue;
+    }
+    const d = Number(at - replyAt) / 1e6;
+    into.fromReply.push(d);
+    first = Math.min(first, d);
+    worst = Math.max(worst, d);
+  }
+  into.first.push(first);
+  into.last.push(worst);
+}
+
+// (a) Fan-out latency: Parley with USERS registered queues, each with a GET /events parked on its own connection.
+async function startParley(s: Seeded): Promise<Side & { memPerQueueKb: number }> {
   const server = await startServer(s.dir);
   const pid = server.proc.pid!;
   try {
@@ -423,66 +507,31 @@ async function latency(s: Seeded): Promise<void> {
     // Let every poll reach the server and park (nothing answers a parked poll, so wait a fixed time).
     await sleep(1500);
     const memParked = await serverMem(pid, 500);
+    const memPerQueueKb = (memRegistered.rss - mem0.rss) / USERS;
     console.log(
-      `  server VmRSS (JS heap used) after GC: ${mbStr(mem0.rss)} (${mbStr(mem0.heap)}) with 0 queues, ` +
-        `${mbStr(memRegistered.rss)} (${mbStr(memRegistered.heap)}) with ${USERS} registered, ` +
+      `  Parley: server VmRSS (JS heap used) after GC: ${mbStr(mem0.rss)} (${mbStr(mem0.heap)}) with 0 queues, ` +
+        `${mbStr(memRegistered.rss)} (${mbStr(memRegistered.heap)}) with ${USERS} registered (${kbStr(memPerQueueKb)} VmRSS per idle queue), ` +
         `${mbStr(memParked.rss)} (${mbStr(memParked.heap)}) with ${USERS} polls parked: ` +
         `${kbStr((memParked.rss - memRegistered.rss) / USERS)} VmRSS, ${kbStr((memParked.heap - memRegistered.heap) / USERS)} heap per parked poll and its connection`,
     );
 
     const sender = (await conns(server.port, 1))[0];
-    const fromReply: number[] = [];
-    const fromSend: number[] = [];
-    const lastFromReply: number[] = [];
-    const roundTrips: number[] = [];
-    let missing = 0;
-    const firstFromReply: number[] = [];
-    let deliveryCpuServer = 0;
-    let deliveryCpuClient = 0;
-    let cpu0 = 0;
-    for (let k = 0; k < WARMUP_MESSAGES + MESSAGES; k++) {
-      if (k === WARMUP_MESSAGES) {
-        cpu0 = cpuSeconds(pid);
-      }
+    let k = 0;
+    /** Per round: the sender's round trips and the server's CPU seconds, by the round's stats. */
+    const extra = new Map<RoundStats, { roundTrips: number[]; cpu: number }>();
+    const one = async (out: RoundStats): Promise<void> => {
+      let x = extra.get(out);
+      if (!x) extra.set(out, (x = { roundTrips: [], cpu: 0 }));
+      const cpu0 = cpuSeconds(pid);
+      k++;
       const form = new URLSearchParams({ type: 'stream', to: String(s.streamId), topic: 'fan-out', content: `message ${k}` }).toString();
-      const cpuS0 = cpuSeconds(pid);
-      const cpuC0 = process.cpuUsage();
       const sent = process.hrtime.bigint();
       const r = await sender.request('POST', '/api/v1/messages', s.owner.auth, form);
       if (r.status !== 200) throw new Error(`POST /messages: ${r.status} ${r.body}`);
       const id = (JSON.parse(r.body) as { id: number }).id;
-      // Wait (bounded) until every poller has it.
-      const deadline = Date.now() + 10_000;
-      let have = 0;
-      while (Date.now() < deadline) {
-        have = arrivals.reduce((n, m) => n + (m.has(id) ? 1 : 0), 0);
-        if (have === USERS) break;
-        await sleep(5);
-      }
-      if (k >= WARMUP_MESSAGES) {
-        const c = process.cpuUsage(cpuC0);
-        deliveryCpuServer += cpuSeconds(pid) - cpuS0;
-        deliveryCpuClient += (c.user + c.system) / 1e6;
-        let first = Infinity;
-        for (const m of arrivals) {
-          const at = m.get(id);
-          if (at !== undefined) first = Math.min(first, Number(at - r.at) / 1e6);
-        }
-        firstFromReply.push(first);
-        roundTrips.push(Number(r.at - sent) / 1e6);
-        missing += USERS - have;
-        let worst = -Infinity;
-        for (const m of arrivals) {
-          const at = m.get(id);
-          if (at === undefined) continue;
-          const d = Number(at - r.at) / 1e6;
-          fromReply.push(d);
-          fromSend.push(Number(at - sent) / 1e6);
-          worst = Math.max(worst, d);
-        }
-        lastFromReply.push(worst);
-      }
-      for (const m of arrivals) m.delete(id);
+      x.roundTrips.push(Number(r.at - sent) / 1e6);
+      await collect(() => arrivals.map((a) => a.get(id)), r.at, out);
+      for (const a of arrivals) a.delete(id);
       if (REPARK_AFTER_ALL) {
         await sleep(20); // the flush of the last responses
         const h = held;
@@ -490,52 +539,41 @@ async function latency(s: Seeded): Promise<void> {
         for (const i of h) park(i);
       }
       await sleep(GAP_MS);
-    }
-    const cpuPerMessage = ((cpuSeconds(pid) - cpu0) / MESSAGES) * 1000;
-    stopping = true;
-    sender.close();
-    for (const c of pollConns) c.close();
-
-    const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
-    const fr = sorted(fromReply);
-    const fs_ = sorted(fromSend);
-    const last = sorted(lastFromReply);
-    const rt = sorted(roundTrips);
-    const f = (x: number) => `${x.toFixed(2)} ms`;
-    console.log(`  one poll reply: ${FLOOR_BYTES} bytes of JSON`);
-    console.log(`  sender POST /messages round trip: p50 ${f(pct(rt, 0.5))}, max ${f(rt[rt.length - 1])}`);
-    console.log(
-      `  reply → poller has its event, ${fr.length} deliveries: p50 ${f(pct(fr, 0.5))}, p90 ${f(pct(fr, 0.9))}, p99 ${f(pct(fr, 0.99))}, ` +
-        `max ${f(fr[fr.length - 1])}, min ${f(fr[0])} (negative: the event arrived before the reply)`,
-    );
-    console.log(`  POST sent → poller has its event: p50 ${f(pct(fs_, 0.5))}, p99 ${f(pct(fs_, 0.99))}`);
-    const first = sorted(firstFromReply);
-    console.log(
-      `  first / last of the ${USERS} pollers per message, from the reply: p50 ${f(pct(first, 0.5))} / ${f(pct(last, 0.5))}, ` +
-        `max ${f(first[first.length - 1])} / ${f(last[last.length - 1])}`,
-    );
-    console.log(
-      `  CPU from the POST until every poller has the message, per message: server ${((deliveryCpuServer / MESSAGES) * 1000).toFixed(0)} ms, ` +
-        `this client ${((deliveryCpuClient / MESSAGES) * 1000).toFixed(0)} ms` +
-        (REPARK_AFTER_ALL ? ' (no re-parks in this window)' : ' (includes the re-parks of the pollers served first)'),
-    );
-    console.log(
-      `  server CPU per message, whole cycle (the send, ${USERS} deliveries, ${USERS} re-parks; from /proc in 10 ms ticks): ${cpuPerMessage.toFixed(0)} ms`,
-    );
-    console.log(`  missing deliveries (not there 10 s after the reply): ${missing}; unexpected poll answers: ${unexpected}`);
-    const p50 = pct(fr, 0.5);
-    const p99 = pct(fr, 0.99);
-    console.log(`  target p50 < 2 ms: ${p50 < 2 ? 'PASS' : 'FAIL'}; p99 < 20 ms: ${p99 < 20 ? 'PASS' : 'FAIL'}`);
-  } finally {
+      x.cpu += cpuSeconds(pid) - cpu0;
+    };
+    const end = (out: RoundStats): void => {
+      const x = extra.get(out) ?? { roundTrips: [NaN], cpu: NaN };
+      extra.delete(out);
+      out.fromReply.sort((a, b) => a - b);
+      const cpu = (x.cpu / x.roundTrips.length) * 1000;
+      out.note =
+        `; sender's POST p50 ${ms(median(x.roundTrips))}; server CPU per message (send, ${USERS} deliveries and re-parks, 10 ms ticks) ${cpu.toFixed(0)} ms` +
+        (unexpected ? `; UNEXPECTED poll answers so far: ${unexpected}` : '');
+    };
+    return {
+      memPerQueueKb,
+      one,
+      end,
+      async stop() {
+        stopping = true;
+        sender.close();
+        for (const c of pollConns) c.close();
+        await server.stop();
+      },
+    };
+  } catch (err) {
     await server.stop();
+    throw err;
   }
 }
 
 /** The floor server of part (c), run as `bench/events.ts --floor-server` in a child process. */
 function floorServer(): void {
   const uws = loadUws();
+  process.on('SIGTERM', () => process.exit(0)); // exits through node, so --cpu-prof writes its profile
   const app = uws.App();
-  const body = JSON.stringify({ result: 'success', msg: '', events: [{ type: 'message', message: { content: 'x'.repeat(Math.max(0, FLOOR_BYTES - 100)) }, flags: [], id: 0 }], queue_id: 'q' });
+  const reply = (content: string) => JSON.stringify({ result: 'success', msg: '', events: [{ type: 'message', message: { content }, flags: [], id: 0 }], queue_id: 'q' });
+  const body = reply('x'.repeat(Math.max(0, FLOOR_BYTES - reply('').length))); // exactly FLOOR_BYTES
   let parked: import('@trufflesuite/uws-js-unofficial').HttpResponse[] = [];
   app.get('/park', (res) => {
     res.onAborted(() => undefined);
@@ -564,51 +602,142 @@ function floorServer(): void {
 }
 
 // (c) The floor: the same measurement against the bare uWS server above.
-async function floor(): Promise<void> {
-  console.log(`\n(c) floor: bare uWS, ${USERS} parked GETs, one fixed ${FLOOR_BYTES}-byte reply written to each after the sender's reply; ${MESSAGES} rounds`);
-  const proc = spawn(process.execPath, ['--import', 'tsx', __filename, '--floor-server', '--floor-bytes', String(FLOOR_BYTES)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+async function startFloor(s: Seeded): Promise<Side> {
+  // With --cpu-prof the floor is profiled too, so that its work per poll can be set beside Parley's.
+  const prof = opt['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(opt['cpu-prof'])] : [];
+  const proc = spawn(process.execPath, [...prof, '--import', 'tsx', __filename, '--floor-server', '--floor-bytes', String(FLOOR_BYTES)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const server = await whenListening(proc);
   try {
     const pollConns = await conns(server.port, USERS);
-    let round = -1;
-    const arrivals: bigint[][] = [];
-    let pending: number[] = [];
+    let current = -1;
+    /** Arrival time (ns) per poller of the current message's reply. */
+    let arrivals: (bigint | undefined)[] = new Array(USERS);
+    let pending: { i: number; r: Response }[] = [];
+    let stopping = false;
+    // The client does for the floor what it does for Parley (the same request sizes, a JSON.parse of
+    // each reply): on two shared cores its work competes with the server's, so it must not differ.
+    const queueIds = s.members.map(() => crypto.randomUUID());
+    const lastEventId = new Array<number>(USERS).fill(-1);
     const park = (i: number) => {
-      pollConns[i].request('GET', '/park', '').then((r) => {
-        (arrivals[round] ??= []).push(r.at);
-        if (pending.length === 0) setImmediate(() => {
-          const again = pending;
-          pending = [];
-          for (const j of again) park(j);
-        });
-        pending.push(i);
+      const url = '/park?' + new URLSearchParams({ queue_id: queueIds[i], last_event_id: String(lastEventId[i]) });
+      pollConns[i].request('GET', url, s.members[i].auth).then((r) => {
+        if (current >= 0) arrivals[i] = r.at;
+        if (pending.length === 0) setImmediate(flush);
+        pending.push({ i, r });
       });
+    };
+    const flush = () => {
+      const batch = pending;
+      pending = [];
+      for (const { i, r } of batch) {
+        const events = (JSON.parse(r.body) as { events: { id: number }[] }).events;
+        for (const e of events) lastEventId[i] = Math.max(lastEventId[i], e.id);
+        if (!stopping) park(i);
+      }
     };
     for (let i = 0; i < USERS; i++) park(i);
     await sleep(1000);
     const sender = (await conns(server.port, 1))[0];
-    const fromReply: number[] = [];
-    const last: number[] = [];
-    for (let k = 0; k < WARMUP_MESSAGES + MESSAGES; k++) {
-      round = k;
+    const one = async (out: RoundStats): Promise<void> => {
+      arrivals = new Array(USERS);
+      current = 0;
       const r = await sender.request('GET', '/go', '');
-      const deadline = Date.now() + 10_000;
-      while ((arrivals[k]?.length ?? 0) < USERS && Date.now() < deadline) await sleep(5);
-      if (k >= WARMUP_MESSAGES) {
-        const ds = (arrivals[k] ?? []).map((at) => Number(at - r.at) / 1e6);
-        fromReply.push(...ds);
-        last.push(Math.max(...ds));
-      }
+      await collect(() => arrivals, r.at, out);
+      current = -1;
       await sleep(GAP_MS);
-    }
-    sender.close();
-    for (const c of pollConns) c.close();
-    const fr = [...fromReply].sort((a, b) => a - b);
-    const ls = [...last].sort((a, b) => a - b);
-    const f = (x: number) => `${x.toFixed(2)} ms`;
-    console.log(`  reply → poller has its reply, ${fr.length} deliveries: p50 ${f(pct(fr, 0.5))}, p90 ${f(pct(fr, 0.9))}, p99 ${f(pct(fr, 0.99))}, max ${f(fr[fr.length - 1])}; last poller p50 ${f(pct(ls, 0.5))}`);
-  } finally {
+    };
+    return {
+      one,
+      end: (out) => void out.fromReply.sort((a, b) => a - b),
+      async stop() {
+        stopping = true;
+        sender.close();
+        for (const c of pollConns) c.close();
+        await server.stop();
+      },
+    };
+  } catch (err) {
     await server.stop();
+    throw err;
+  }
+}
+
+/** "median (min-max)" of per-round values. */
+const spread = (xs: number[], f: (x: number) => string) => `${f(median(xs))} (${f(Math.min(...xs))}-${f(Math.max(...xs))})`;
+
+/**
+ * Parts a and c: both servers hold USERS parked polls at once and take turns message by message
+ * (Parley, the floor, Parley, ...; MESSAGES of each per round), so that a change in the machine's load
+ * (other processes on the shared cores) falls on both sides of a ratio rather than deciding it.
+ */
+async function fanOut(s: Seeded, parts: string): Promise<string | null> {
+  const withA = parts.includes('a');
+  const withC = parts.includes('c');
+  console.log(
+    `\n(${withA ? 'a' : ''}${withC ? 'c' : ''}) fan-out latency: ${USERS} pollers, one parked poll each; ${ROUNDS} round(s) of ${MESSAGES} messages ` +
+      `(+${WARMUP_MESSAGES} warm-up) one at a time${withA && withC ? ', Parley and the floor taking turns message by message' : ''}; ` +
+      `latency = the poller has its whole reply − the sender has its reply; re-park ${REPARK_AFTER_ALL ? 'once every poller has the message' : 'at once'}`,
+  );
+  const parley = withA ? await startParley(s) : null;
+  let floorSide: Side | null = null;
+  try {
+    if (parley) {
+      await soloRound(parley, WARMUP_MESSAGES);
+      console.log(`  one poll reply: ${FLOOR_BYTES} bytes of JSON (the floor writes the same size)`);
+    }
+    if (withC) {
+      floorSide = await startFloor(s);
+      await soloRound(floorSide, WARMUP_MESSAGES);
+    }
+    const ratios: { p50: number; last: number }[] = [];
+    const a50: number[] = [];
+    const c50: number[] = [];
+    const aLast: number[] = [];
+    const cLast: number[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      console.log(`  round ${round}/${ROUNDS}, load average ${os.loadavg()[0].toFixed(2)}`);
+      const ra = parley ? newRound() : null;
+      const rc = floorSide ? newRound() : null;
+      for (let m = 0; m < MESSAGES; m++) {
+        if (ra) await parley!.one(ra);
+        if (rc) await floorSide!.one(rc);
+      }
+      if (ra) {
+        parley!.end(ra);
+        console.log(roundLine('  Parley', ra));
+        a50.push(p50Of(ra));
+        aLast.push(lastP50Of(ra));
+      }
+      if (rc) {
+        floorSide!.end(rc);
+        console.log(roundLine('  floor ', rc));
+        c50.push(p50Of(rc));
+        cLast.push(lastP50Of(rc));
+      }
+      if (ra && rc) {
+        const r = { p50: p50Of(ra) / p50Of(rc), last: lastP50Of(ra) / lastP50Of(rc) };
+        ratios.push(r);
+        console.log(`    Parley/floor: p50 ${r.p50.toFixed(2)}, last poller ${r.last.toFixed(2)}`);
+      }
+    }
+    console.log(`  over ${ROUNDS} rounds, median (min-max) of the per-round numbers:`);
+    if (parley) console.log(`    Parley: p50 ${spread(a50, ms)}, last poller ${spread(aLast, ms)}`);
+    if (floorSide) console.log(`    floor:  p50 ${spread(c50, ms)}, last poller ${spread(cLast, ms)}`);
+    if (parley) {
+      const kb = parley.memPerQueueKb;
+      console.log(`  memory per idle queue (VmRSS with ${USERS} registered queues − with none, / ${USERS}): ${kbStr(kb)}; target < 2 KB: ${kb < 2 ? 'PASS' : 'FAIL'}`);
+    }
+    if (ratios.length > 0) {
+      const p = ratios.map((r) => r.p50);
+      const l = ratios.map((r) => r.last);
+      const f2 = (x: number) => x.toFixed(2);
+      console.log(`  Parley/floor ratio, median (min-max) of ${ratios.length} rounds: p50 ${spread(p, f2)}, last poller ${spread(l, f2)}; target ≤ 1.15 on both: ${median(p) <= 1.15 && median(l) <= 1.15 ? 'PASS' : 'FAIL'}`);
+      return `fan-out/floor median ratio: p50 ${f2(median(p))}, last poller ${f2(median(l))} (${ratios.length} rounds)`;
+    }
+    return null;
+  } finally {
+    await parley?.stop();
+    await floorSide?.stop();
   }
 }
 
@@ -619,15 +748,18 @@ async function main(): Promise<void> {
       `load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`,
   );
   const s = seed();
+  const parts = opt.parts!;
+  let ratioLine: string | null = null;
   try {
-    if (opt.parts!.includes('a')) await latency(s);
-    if (opt.parts!.includes('b')) await memory(s);
-    if (opt.parts!.includes('c')) await floor();
+    if (parts.includes('a') || parts.includes('c')) ratioLine = await fanOut(s, parts);
+    if (parts.includes('b')) await memory(s);
   } finally {
     fs.rmSync(s.dir, { recursive: true, force: true });
     hook.remove();
   }
   console.log(`\nload average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  // The summary the issue asks for comes last, so that `tail -1` is the result.
+  if (ratioLine) console.log(ratioLine);
 }
 
 if (opt['floor-server']) floorServer();

@@ -54,9 +54,11 @@ function idleQueueTimeout(value: number | string | undefined): number | undefine
  */
 function park(app: App, queue: EventQueue, onAbort: (fn: () => void) => void): Promise<JsonFields> {
   return new Promise((resolve) => {
+    // Made now, while the poll waits: the fan-out that answers it only concatenates.
+    const tail = `,"queue_id":${JSON.stringify(queue.id)}`;
     const done = (eventsJson: string) => {
       queue.touch(app.clock.nowMs());
-      resolve(new JsonFields(`{"events":${eventsJson},"queue_id":${JSON.stringify(queue.id)}}`));
+      resolve(JsonFields.ofInner(`"events":${eventsJson}${tail}`));
     };
     queue.park(done, app.queues.heartbeatMs(), app.clock.nowMs());
     // A client that hangs up no longer waits: the queue stops counting it as a parked poll.

@@ -93,6 +93,8 @@ class Pending {
   bodyUnread?: boolean;
   /** Run when the client goes away (stop streaming a file, fail a raw body stream). */
   onAbort?: (() => void)[];
+  /** The path as the request log shows it, made while an asynchronous handler (a parked poll) waits. */
+  loggedPath?: string;
 
   constructor(
     readonly res: HttpResponse,
@@ -359,7 +361,9 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
       const status = p.status === 0 ? 499 : p.status;
       metrics?.observe(p.method, p.route ?? null, status, ms / 1000);
       if (log.requests) {
-        log.request({ id: p.id, method: p.method, path: loggedPath(p.url, p.query, secrets, p.route), status, durationMs: ms, userId: p.userId, ip: p.peer || null });
+        const path = p.loggedPath ?? loggedPath(p.url, p.query, secrets, p.route);
+        // Soon, not now: a fan-out writes many replies in one turn (see requestSoon).
+        log.requestSoon({ id: p.id, method: p.method, path, status, durationMs: ms, userId: p.userId, ip: p.peer || null });
       }
     }
   }
@@ -740,8 +744,12 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
       const { values, used } = readParams(route.params, form);
       const ctx = new RequestCtx(app, user, values, pathParams, files, body, p);
       const result = route.handle(ctx);
-      if (result instanceof Promise) result.then((r) => respond(p, r, ctx, form, used), (err) => sendError(p, err, user));
-      else respond(p, result, ctx, form, used);
+      if (result instanceof Promise) {
+        // A long-poll is answered in a fan-out of many replies in one turn: what its log line needs
+        // is made now, while it waits, rather than between two of those replies.
+        if (log.requests) p.loggedPath = loggedPath(p.url, p.query, secrets, p.route);
+        result.then((r) => respond(p, r, ctx, form, used), (err) => sendError(p, err, user));
+      } else respond(p, result, ctx, form, used);
     } catch (err) {
       sendError(p, err, user);
     }

@@ -27,6 +27,8 @@ export interface RequestLine {
   userId: number | null;
   /** The client's address; null when not read (an authenticated success, or a client gone). */
   ip: string | null;
+  /** When the request ended (Date.now()), if the line is written later; default: now. */
+  at?: number;
 }
 
 /** Fields of a non-request line; `err` adds its stack (once). */
@@ -98,7 +100,10 @@ class StderrOut implements LineOut {
   hook(): void {
     if (this.hooked) return;
     this.hooked = true;
-    process.on('exit', () => this.flushNow());
+    process.on('exit', () => {
+      writeSoon();
+      this.flushNow();
+    });
     // Other writers use process.stderr (first-start messages, console): a closed pipe makes it emit
     // EPIPE, which with no listener is an uncaught exception. Lose the log instead of the server.
     process.stderr.on('error', () => {
@@ -197,6 +202,14 @@ class StderrOut implements LineOut {
 }
 
 const stderrOut = new StderrOut();
+
+/** Request lines waiting for the microtasks queued before them (Logger.requestSoon), with their logger. */
+let soon: { log: Logger; line: RequestLine }[] = [];
+function writeSoon(): void {
+  const waiting = soon;
+  soon = [];
+  for (const { log, line } of waiting) log.request(line);
+}
 
 /** Appends one whole line (a string) to `out`. */
 function putLine(out: LineOut, line: string): void {
@@ -379,8 +392,7 @@ export class Logger {
     return `${this.prefix}-${(++this.counter).toString(36)}`;
   }
 
-  private time(): string {
-    const now = Date.now();
+  private time(now = Date.now()): string {
     if (now !== this.lastMs) {
       this.lastMs = now;
       const ms = now % 1000;
@@ -408,7 +420,7 @@ export class Logger {
     const json = this.format === 'json';
     if (json) {
       o = putAscii(b, o, '{"time":"');
-      o = putAscii(b, o, this.time());
+      o = putAscii(b, o, this.time(r.at));
       o = putAscii(b, o, '","level":"info","msg":"request","request_id":"');
       o = putAscii(b, o, r.id);
       o = putAscii(b, o, '","method":');
@@ -426,7 +438,7 @@ export class Logger {
       o = putAscii(b, o, '}\n');
     } else {
       // Fixed order, space separated, like an access log: time level ip user method path status duration id.
-      o = putAscii(b, o, this.time());
+      o = putAscii(b, o, this.time(r.at));
       o = putAscii(b, o, ' info ');
       o = r.ip === null ? putAscii(b, o, '-') : putText(b, o, r.ip);
       o = putAscii(b, o, ' user=');
@@ -445,6 +457,19 @@ export class Logger {
     }
     out.len = o;
     out.done();
+  }
+
+  /**
+   * request(), once the microtasks queued so far have run (still in this turn, before any I/O), with
+   * the time of this call. A fan-out answers many parked polls in one turn, one microtask each, and a
+   * line written between two of those socket writes delays every later poller. Lines keep their
+   * order; the exit hook writes any left waiting.
+   */
+  requestSoon(r: RequestLine): void {
+    if (!this.requests) return;
+    r.at ??= Date.now();
+    if (soon.length === 0) queueMicrotask(writeSoon);
+    soon.push({ log: this, line: r });
   }
 
   error(msg: string, fields: LogFields = {}): void {

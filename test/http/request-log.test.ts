@@ -317,6 +317,39 @@ describe('the request log (JSON)', () => {
     assert.ok(line.duration_ms >= 10, `waited ${line.duration_ms} ms`);
   });
 
+  it('logs each poll a fan-out answers once, after the replies, with the time its reply went out', async () => {
+    const users = [t.users.hamlet, t.users.othello, t.users.moderator];
+    const queueIds = await Promise.all(users.map((u) => registerQueue(t, u, ['typing'])));
+    await take();
+    const polls = users.map((u, i) => t.api(u, 'GET', '/events', { queue_id: queueIds[i], last_event_id: -1 }));
+    await until('the polls to park', () => (t.app.queues.parkedCount() === users.length ? true : undefined));
+    const start = Date.now();
+    const typing = await t.api(t.users.admin, 'POST', '/typing', { op: 'start', to: users.map((u) => u.id) });
+    assert.equal(typing.status, 200);
+    const answered = await Promise.all(polls);
+    const end = Date.now();
+    for (const a of answered) assert.equal(a.status, 200);
+    const got = (await take()).filter((l) => l.path.startsWith('/api/v1/events'));
+    assert.deepEqual(got.map((l) => l.request_id).sort(), answered.map((a) => a.headers.get('x-request-id')).sort());
+    for (const line of got) {
+      assert.deepEqual(normal(line), {
+        time: 'T',
+        level: 'info',
+        msg: 'request',
+        request_id: line.request_id,
+        method: 'GET',
+        path: '/api/v1/events?queue_id&last_event_id',
+        status: 200,
+        duration_ms: 0,
+        user_id: line.user_id,
+        ip: null,
+      });
+      const at = Date.parse(line.time);
+      assert.ok(at >= start && at <= end, `${line.time} within the fan-out`);
+    }
+    assert.deepEqual(got.map((l) => l.user_id).sort(), users.map((u) => u.id).sort());
+  });
+
   it('logs a long-poll the client abandoned as 499', async () => {
     const queueId = await registerQueue(t, t.users.hamlet, ['typing']);
     await take();

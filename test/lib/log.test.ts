@@ -44,6 +44,37 @@ describe('Logger', () => {
     assert.match(out[2], /^\S+Z info - user=8 GET \/p 200 1234\.50ms id=abcd0123-1\n$/);
   });
 
+  it('writes a request line written later with the time its request ended (at), in both formats', () => {
+    const out: string[] = [];
+    const json = new Logger('info', 'json', (l) => out.push(l));
+    const text = new Logger('info', 'text', (l) => out.push(l));
+    const at = Date.UTC(2026, 10, 26, 8, 30, 5, 7);
+    json.request({ ...request, at });
+    text.request({ ...request, at });
+    json.request({ ...request, at: at + 1001 });
+    assert.equal(JSON.parse(out[0]).time, '2026-11-26T08:30:05.007Z');
+    assert.equal(out[1], '2026-11-26T08:30:05.007Z info 127.0.0.1 user=8 GET /p 200 1.23ms id=abcd0123-1\n');
+    assert.equal(JSON.parse(out[2]).time, '2026-11-26T08:30:06.008Z');
+  });
+
+  it('writes a requestSoon line once the microtasks queued before it have run, in order, with the time of the call', async () => {
+    const out: string[] = [];
+    const log = new Logger('info', 'text', (l) => out.push(l));
+    const seen: string[][] = [];
+    queueMicrotask(() => seen.push([...out]));
+    log.requestSoon({ ...request, id: 'abcd0123-2' });
+    log.requestSoon({ ...request, id: 'abcd0123-3', at: Date.UTC(2026, 10, 26, 8, 30, 5, 7) });
+    assert.equal(out.length, 0, 'nothing yet');
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(seen, [[]], 'the microtask queued first ran first');
+    assert.equal(out.length, 2);
+    assert.match(out[0], /^\S+Z info 127\.0\.0\.1 user=8 GET \/p 200 1\.23ms id=abcd0123-2\n$/);
+    assert.equal(out[1], '2026-11-26T08:30:05.007Z info 127.0.0.1 user=8 GET /p 200 1.23ms id=abcd0123-3\n');
+    new Logger('warn', 'text', (l) => out.push(l)).requestSoon(request);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(out.length, 2, 'warn writes no request lines');
+  });
+
   it('escapes Unicode line breaks, C1 controls and direction overrides in both formats (no forged or reordered line)', () => {
     // U+2028/U+2029/U+0085 end a line for many readers (Python's splitlines, editors, some log viewers);
     // U+202E and U+2066-2069 reorder what a terminal shows; U+009B is an 8-bit CSI (terminal escapes).
@@ -175,6 +206,18 @@ describe('Logger', () => {
     assert.equal(written + dropped, 3_000_000);
     assert.ok(written > 0 && dropped > 0, `${written} written, ${dropped} dropped`);
     assert.match(err, /warn last line\n$/);
+  });
+
+  it('writes a requestSoon line still waiting when the process dies of an uncaught exception', async () => {
+    let err = '';
+    const { code } = await child(
+      `const log = new LOG.Logger('info', 'text', LOG.stderrSink);
+       log.requestSoon({ id: 'abcd0123-9', method: 'GET', path: '/p', status: 200, durationMs: 1, userId: 8, ip: null });
+       throw new Error('boom');`,
+      (c) => c.stderr!.on('data', (d) => (err += d)),
+    );
+    assert.notEqual(code, 0);
+    assert.match(err, /info - user=8 GET \/p 200 1\.00ms id=abcd0123-9\n/);
   });
 
   it('guards stderr from the moment a logger writes to it, before its first line (first-start messages go straight to stderr)', async () => {
