@@ -39,7 +39,7 @@ import {
   isOwner,
   isoTime,
   listSystemBots,
-  listUsers,
+  listedUsers,
   NOT_SYSTEM_BOT_SQL,
   type UserRow,
 } from '../lib/users';
@@ -599,7 +599,7 @@ function profileDataByUser(db: Db, realmId: number): Map<number, Record<string, 
 registerStateProvider('realm_user', (app, user, opts) => {
   const db = app.db;
   // The system bots are not the organization's: Zulip lists them apart, as cross_realm_bots.
-  const rows = listUsers(db, user.realm_id);
+  const rows = listedUsers(db, user.realm_id);
   const profiles = profileDataByUser(db, user.realm_id);
   const active: Record<string, unknown>[] = [];
   const inactive: Record<string, unknown>[] = [];

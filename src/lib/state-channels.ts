@@ -130,18 +130,17 @@ registerStateProvider('message', (app, user, opts) => {
 });
 
 registerStateProvider('recent_private_conversations', (app, user) => {
+  // One query: the conversations of the newest private messages, each with its other members (a
+  // query per conversation cost more than the rest together).
   const rows = stmt(
     app.db,
-    `SELECT m.direct_group_id AS gid, max(m.id) AS max_id FROM
-       (SELECT message_id FROM usermessage INDEXED BY usermessage_private WHERE user_id = ? AND (flags & ${FLAG.is_private}) <> 0 ORDER BY message_id DESC LIMIT ?) um
-     JOIN message m ON m.id = um.message_id GROUP BY m.direct_group_id ORDER BY max_id DESC`,
-  ).all(user.id, RECENT_PRIVATE_MESSAGES) as { gid: number; max_id: number }[];
+    `SELECT r.max_id, (SELECT json_group_array(g.user_id ORDER BY g.user_id) FROM direct_group_member g WHERE g.group_id = r.gid AND g.user_id <> @user) AS others
+     FROM (SELECT m.direct_group_id AS gid, max(m.id) AS max_id FROM
+       (SELECT message_id FROM usermessage INDEXED BY usermessage_private WHERE user_id = @user AND (flags & ${FLAG.is_private}) <> 0 ORDER BY message_id DESC LIMIT @limit) um
+       JOIN message m ON m.id = um.message_id GROUP BY m.direct_group_id) r
+     ORDER BY r.max_id DESC`,
+  ).all({ user: user.id, limit: RECENT_PRIVATE_MESSAGES }) as { max_id: number; others: string }[];
   return {
-    recent_private_conversations: rows.map((r) => ({
-      max_message_id: r.max_id,
-      user_ids: (stmt(app.db, 'SELECT user_id FROM direct_group_member WHERE group_id = ? AND user_id <> ? ORDER BY user_id').all(r.gid, user.id) as {
-        user_id: number;
-      }[]).map((x) => x.user_id),
-    })),
+    recent_private_conversations: rows.map((r) => ({ max_message_id: r.max_id, user_ids: JSON.parse(r.others) as number[] })),
   };
 });

@@ -186,14 +186,20 @@ export function accessStreamByName(db: Db, user: UserRow, name: string, opts: { 
   return s;
 }
 
-/** Counts of active subscribers per channel, in one query. */
-export function subscriberCounts(db: Db, realmId: number): Map<number, number> {
-  const rows = stmt(
-    db,
-    `SELECT s.stream_id AS id, count(*) AS n FROM subscription s JOIN user u ON u.id = s.user_id JOIN stream st ON st.id = s.stream_id
-     WHERE st.realm_id = ? AND s.active = 1 AND u.is_active = 1 GROUP BY s.stream_id`,
-  ).all(realmId) as { id: number; n: number }[];
-  return new Map(rows.map((r) => [r.id, r.n]));
+/**
+ * Counts of active subscribers per channel, in one query. Every client start (/register) and channel
+ * listing reads them all, a pass over every subscription of the organization: kept in memory until a
+ * subscription, user or channel row changes.
+ */
+export function subscriberCounts(db: Db, realmId: number): ReadonlyMap<number, number> {
+  return watchedCache<number, ReadonlyMap<number, number>>(db, 'subscriberCounts', ['subscription', 'user', 'stream'], 100).get(realmId, () => {
+    const rows = stmt(
+      db,
+      `SELECT s.stream_id AS id, count(*) AS n FROM subscription s JOIN user u ON u.id = s.user_id JOIN stream st ON st.id = s.stream_id
+       WHERE st.realm_id = ? AND s.active = 1 AND u.is_active = 1 GROUP BY s.stream_id`,
+    ).all(realmId) as { id: number; n: number }[];
+    return new Map(rows.map((r) => [r.id, r.n]));
+  });
 }
 
 /** The channel object of GET /streams and stream events. */
