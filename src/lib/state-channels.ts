@@ -1,49 +1,71 @@
 // Initial state (POST /register) for channels, subscriptions and messages: subscriptions,
 // unsubscribed, never_subscribed, streams, channel_folders, unread_msgs, recent_private_conversations.
-import { registerStateProvider } from '../events/state';
+import type { App } from '../app';
+import { registerStateProvider, type StateOptions } from '../events/state';
 import { stmt } from '../db/stmt';
 import { FLAG, MENTION_FLAGS } from './narrow';
 import { getRealmById } from './realm';
+import type { UserRow } from './users';
 import {
-  findSubscription,
   formatStream,
   formatSubscription,
   subscriberCounts,
   subscriberIds,
   visibleStreams,
   type StreamRow,
+  type SubscriptionRow,
 } from './streams';
 
 // Zulip sends at most this many unread message ids.
 const MAX_UNREAD_MESSAGES = 50_000;
 const RECENT_PRIVATE_MESSAGES = 1000;
 
+/**
+ * What the subscription and stream providers share within one registration: the channels the user
+ * can see (archived ones too), each formatted once, and the user's subscription rows in one query.
+ */
+function channelState(app: App, user: UserRow, opts: StateOptions) {
+  return opts.memo('channel_state', () => {
+    const counts = subscriberCounts(app.db, user.realm_id);
+    const objects = new Map<number, Record<string, unknown>>();
+    const subs = stmt(app.db, 'SELECT * FROM subscription WHERE user_id = ?').all(user.id) as SubscriptionRow[];
+    return {
+      visible: visibleStreams(app.db, user, { includeArchived: true }),
+      counts,
+      subscriptions: new Map(subs.map((s) => [s.stream_id, s])),
+      /** The channel object (shared: copy before changing it). */
+      streamObject(s: StreamRow): Record<string, unknown> {
+        let o = objects.get(s.id);
+        if (!o) objects.set(s.id, (o = formatStream(app.db, s, counts.get(s.id) ?? 0)));
+        return o;
+      },
+    };
+  });
+}
+
 registerStateProvider('subscription', (app, user, opts) => {
-  const counts = opts.memo('subscriber_counts', () => subscriberCounts(app.db, user.realm_id));
+  const c = channelState(app, user, opts);
   const withSubs = opts.includeSubscribers !== false;
   const subscriptions: Record<string, unknown>[] = [];
   const unsubscribed: Record<string, unknown>[] = [];
   const neverSubscribed: Record<string, unknown>[] = [];
   const includeArchived = opts.capabilities.archived_channels === true;
-  for (const s of visibleStreams(app.db, user, { includeArchived: true })) {
-    const sub = findSubscription(app.db, user.id, s.id);
-    const subscribers = withSubs ? subscriberIds(app.db, s.id) : undefined;
+  for (const s of c.visible) {
     if (s.deactivated && !includeArchived) continue;
-    if (sub?.active) subscriptions.push(formatSubscription(app.db, s, sub, { subscribers, subscriberCount: counts.get(s.id) ?? 0 }));
-    else if (sub) unsubscribed.push(formatSubscription(app.db, s, sub, { subscribers, subscriberCount: counts.get(s.id) ?? 0 }));
-    else {
-      const out = formatStream(app.db, s, counts.get(s.id) ?? 0);
-      if (subscribers) out.subscribers = subscribers;
-      neverSubscribed.push(out);
-    }
+    const sub = c.subscriptions.get(s.id);
+    const subscribers = withSubs ? subscriberIds(app.db, s.id) : undefined;
+    const streamObject = c.streamObject(s);
+    if (sub?.active) subscriptions.push(formatSubscription(app.db, s, sub, { subscribers, streamObject }));
+    else if (sub) unsubscribed.push(formatSubscription(app.db, s, sub, { subscribers, streamObject }));
+    else neverSubscribed.push(subscribers ? { ...streamObject, subscribers } : { ...streamObject });
   }
   return { subscriptions, unsubscribed, never_subscribed: neverSubscribed };
 });
 
 registerStateProvider('stream', (app, user, opts) => {
-  const counts = opts.memo('subscriber_counts', () => subscriberCounts(app.db, user.realm_id));
+  const c = channelState(app, user, opts);
   const includeArchived = opts.capabilities.archived_channels === true;
-  return { streams: visibleStreams(app.db, user, { includeArchived }).map((s) => formatStream(app.db, s, counts.get(s.id) ?? 0)) };
+  return { streams: c.visible.filter((s) => includeArchived || !s.deactivated).map((s) => c.streamObject(s)) };
 });
 
 registerStateProvider('channel_folders', (app, user) => ({

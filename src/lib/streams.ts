@@ -234,10 +234,11 @@ export function formatSubscription(
   db: Db,
   s: StreamRow,
   sub: SubscriptionRow,
-  opts: { subscribers?: number[]; subscriberCount?: number } = {},
+  opts: { subscribers?: number[]; subscriberCount?: number; streamObject?: Record<string, unknown> } = {},
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    ...formatStream(db, s, opts.subscriberCount),
+    // streamObject: formatStream(db, s, subscriberCount), when the caller has it already.
+    ...(opts.streamObject ?? formatStream(db, s, opts.subscriberCount)),
     color: sub.color,
     is_muted: sub.is_muted === 1,
     in_home_view: sub.is_muted === 0,
