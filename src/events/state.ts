@@ -867,7 +867,12 @@ interface UserTopicRow {
   stream_name: string;
 }
 
-function userTopicRows(app: App, user: UserRow): UserTopicRow[] {
+function userTopicRows(app: App, user: UserRow, opts: StateOptions): UserTopicRow[] {
+  // user_topic and the legacy muted_topics both read them.
+  return opts.memo('user_topic_rows', () => readUserTopicRows(app, user));
+}
+
+function readUserTopicRows(app: App, user: UserRow): UserTopicRow[] {
   return stmt(
     app.db,
     `SELECT t.stream_id, t.topic_name, t.visibility_policy, t.last_updated, s.name AS stream_name
@@ -879,7 +884,7 @@ function userTopicRows(app: App, user: UserRow): UserTopicRow[] {
 registerStateProvider('user_topic', (app, user, opts) => {
   const realm = realmOf(app, user, opts);
   return {
-    user_topics: userTopicRows(app, user).map((t) => ({
+    user_topics: userTopicRows(app, user, opts).map((t) => ({
       stream_id: t.stream_id,
       topic_name: topicForClient(realm, opts, t.topic_name),
       last_updated: t.last_updated,
@@ -893,7 +898,7 @@ registerStateProvider('muted_topics', (app, user, opts) => {
   if (opts.eventTypes !== null && opts.want('user_topic')) return {};
   const realm = realmOf(app, user, opts);
   return {
-    muted_topics: userTopicRows(app, user)
+    muted_topics: userTopicRows(app, user, opts)
       .filter((t) => t.visibility_policy === 1)
       .map((t) => [t.stream_name, topicForClient(realm, opts, t.topic_name), t.last_updated]),
   };
