@@ -167,6 +167,13 @@ const STEPS: ((db: Db) => void)[] = [
     const hasId = db.prepare("SELECT 1 FROM pragma_table_info('reaction') WHERE name = 'id'").get();
     if (!hasId) rebuildTable(db, 'reaction', ['reaction_unique']);
   },
+  // usermessage_unread covers the flags (issue 17, first load): remade when it does not yet.
+  (db) => {
+    const sql = (db.prepare("SELECT sql FROM sqlite_master WHERE name = 'usermessage_unread'").get() as { sql: string } | undefined)?.sql ?? '';
+    if (sql.includes('message_id, flags)')) return;
+    db.exec('DROP INDEX IF EXISTS usermessage_unread');
+    db.exec(schemaStatement('usermessage_unread'));
+  },
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;
