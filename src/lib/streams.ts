@@ -255,10 +255,20 @@ export function formatSubscription(
 
 const nullableBool = (v: number | null) => (v === null ? null : v === 1);
 
+/**
+ * Every channel row of the organization, by id (frozen: shared by every reader). Reading the 27
+ * columns of 200 channels is ~2 ms of each /register, the same rows every time: kept until a channel
+ * row changes.
+ */
+export function realmStreamRows(db: Db, realmId: number): readonly StreamRow[] {
+  return watchedCache<number, readonly StreamRow[]>(db, 'realmStreamRows', ['stream'], 100).get(realmId, () =>
+    Object.freeze((stmt(db, 'SELECT * FROM stream WHERE realm_id = ? ORDER BY id').all(realmId) as StreamRow[]).map((r) => Object.freeze(r))),
+  );
+}
+
 /** Channels the user can see in listings (GET /streams defaults: public + subscribed, not archived). */
-export function visibleStreams(db: Db, user: UserRow, opts: { includeArchived?: boolean } = {}): StreamRow[] {
-  const all = stmt(db, 'SELECT * FROM stream WHERE realm_id = ? ORDER BY id').all(user.realm_id) as StreamRow[];
-  return all.filter((s) => (opts.includeArchived || !s.deactivated) && canAccessStreamMetadata(db, user, s));
+export function visibleStreams(db: Db, user: UserRow, opts: { includeArchived?: boolean } = {}): readonly StreamRow[] {
+  return realmStreamRows(db, user.realm_id).filter((s) => (opts.includeArchived || !s.deactivated) && canAccessStreamMetadata(db, user, s));
 }
 
 export interface StreamListOptions {

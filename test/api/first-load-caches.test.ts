@@ -1,12 +1,13 @@
 // The in-memory caches behind POST /register's largest parts (issue 17, first load): the
-// organization's user rows (realm_users), channels' group-setting values and subscriber counts
-// (streams, subscriptions, never_subscribed). Each is emptied by every write that changes what it
+// organization's user rows (realm_users), channel rows, channels' group-setting values and
+// subscriber counts (streams, subscriptions, never_subscribed). Each is emptied by every write that changes what it
 // holds; these tests warm each cache with a /register, make the change, and register again.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { listedUsers } from '../../src/lib/users';
 import { groupSettingForApi } from '../../src/lib/groups';
+import { realmStreamRows } from '../../src/lib/streams';
 
 let t: TestServer;
 before(async () => {
@@ -100,6 +101,56 @@ describe('realm_users (user rows kept in memory until a user row changes)', () =
     t.app.batch.commit();
     const b = await register(othello, ['realm_user']);
     assert.equal((userIn(b.realm_users, hamlet.id) as Dict).full_name, 'King Hamlet');
+  });
+});
+
+describe('channel rows (kept in memory until a channel row changes)', () => {
+  it('follow a rename, a new description, archiving, a new channel and any write to the stream table', async () => {
+    const { owner, hamlet } = t.users;
+    const id = await newChannel('cache rows', owner, [owner, hamlet]);
+    const streamOf = (b: Dict, sid = id) => (b.streams as Dict[]).find((s) => s.stream_id === sid) as Dict | undefined;
+    const subOf = (b: Dict) => (b.subscriptions as Dict[]).find((s) => s.stream_id === id) as Dict;
+    const types = ['stream', 'subscription'];
+    const caps = { client_capabilities: JSON.stringify({ notification_settings_null: false, archived_channels: true }) };
+    const first = streamOf(await register(hamlet, types, caps)) as Dict;
+
+    assert.equal((await t.api(owner, 'PATCH', `/streams/${id}`, { new_name: 'cache rows renamed' })).status, 200);
+    let b = await register(hamlet, types, caps);
+    assert.deepStrictEqual(streamOf(b), { ...first, name: 'cache rows renamed' });
+    assert.equal(subOf(b).name, 'cache rows renamed');
+
+    assert.equal((await t.api(owner, 'PATCH', `/streams/${id}`, { description: 'Now described' })).status, 200);
+    b = await register(hamlet, types, caps);
+    assert.deepStrictEqual(streamOf(b), { ...first, name: 'cache rows renamed', description: 'Now described', rendered_description: '<p>Now described</p>' });
+
+    sqlWrite('UPDATE stream SET is_recently_active = 0 WHERE id = ?', id);
+    b = await register(hamlet, types, caps);
+    assert.equal((streamOf(b) as Dict).is_recently_active, false);
+
+    const other = await newChannel('cache rows new', owner, [owner]);
+    b = await register(hamlet, types, caps);
+    assert.equal((streamOf(b, other) as Dict).name, 'cache rows new');
+
+    assert.equal((await t.api(owner, 'DELETE', `/streams/${id}`)).status, 200);
+    b = await register(hamlet, types, caps);
+    assert.equal((streamOf(b) as Dict).is_archived, true);
+  });
+
+  it('a rolled-back write leaves nothing stale behind', async () => {
+    const { owner, hamlet } = t.users;
+    const id = await newChannel('cache rows undone', owner, [owner, hamlet]);
+    await register(hamlet, ['stream']);
+    assert.throws(() =>
+      t.app.batch.write(() => {
+        t.app.db.prepare("UPDATE stream SET name = 'never committed' WHERE id = ?").run(id);
+        // Read (and cache) inside the write, then fail: the cache must not keep what was undone.
+        assert.equal(realmStreamRows(t.app.db, 1).find((s) => s.id === id)?.name, 'never committed');
+        throw new Error('undo');
+      }),
+    );
+    t.app.batch.commit();
+    const b = await register(hamlet, ['stream']);
+    assert.equal(((b.streams as Dict[]).find((s) => s.stream_id === id) as Dict).name, 'cache rows undone');
   });
 });
 
