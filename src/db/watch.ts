@@ -16,6 +16,7 @@ const WATCHED_TABLES = [
   'user_group_subgroup',
   'alert_word',
   'muted_user',
+  'custom_profile_field_value',
 ] as const;
 
 export type WatchedTable = (typeof WATCHED_TABLES)[number];

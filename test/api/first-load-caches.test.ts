@@ -1,5 +1,5 @@
 // The in-memory caches behind POST /register's largest parts (issue 17, first load): the
-// organization's user rows (realm_users), channel rows, channels' group-setting values and
+// organization's user rows and active users' JSON (realm_users), channel rows, channels' group-setting values and
 // subscriber counts (streams, subscriptions, never_subscribed). Each is emptied by every write that changes what it
 // holds; these tests warm each cache with a /register, make the change, and register again.
 import { after, before, describe, it } from 'node:test';
@@ -85,6 +85,29 @@ describe('realm_users (user rows kept in memory until a user row changes)', () =
     assert.equal(res.status, 200, res.text);
     b = await register(othello, ['realm_user']);
     assert.equal((userIn(b.realm_users, res.body.user_id) as Dict).full_name, 'Newcomer');
+  });
+
+  it('follows profile field values, and gives each viewer its own delivery_email', async () => {
+    const { othello, hamlet, owner } = t.users;
+    const field = await t.api(owner, 'POST', '/realm/profile_fields', { name: 'Cache test field', field_type: 1 });
+    assert.equal(field.status, 200, field.text);
+    const fid = field.body.id as number;
+    const before = userIn((await register(othello, ['realm_user'])).realm_users, hamlet.id) as Dict;
+    assert.equal((await t.api(hamlet, 'PATCH', '/users/me/profile_data', { data: JSON.stringify([{ id: fid, value: 'first' }]) })).status, 200);
+    let b = await register(othello, ['realm_user']);
+    assert.deepStrictEqual(userIn(b.realm_users, hamlet.id), { ...before, profile_data: { ...(before.profile_data as Dict), [fid]: { value: 'first', rendered_value: '<p>first</p>' } } });
+    sqlWrite('DELETE FROM custom_profile_field_value WHERE user_id = ? AND field_id = ?', hamlet.id, fid);
+    b = await register(othello, ['realm_user']);
+    assert.deepStrictEqual(userIn(b.realm_users, hamlet.id), before);
+    assert.equal((await t.api(owner, 'DELETE', `/realm/profile_fields/${fid}`)).status, 200);
+
+    // The same cached entries, read by an administrator and by the user: the real address.
+    assert.equal((await t.api(hamlet, 'PATCH', '/settings', { email_address_visibility: 3 })).status, 200);
+    assert.equal((userIn((await register(othello, ['realm_user'])).realm_users, hamlet.id) as Dict).delivery_email, null);
+    assert.equal((userIn((await register(owner, ['realm_user'])).realm_users, hamlet.id) as Dict).delivery_email, hamlet.email);
+    assert.equal((userIn((await register(hamlet, ['realm_user'])).realm_users, hamlet.id) as Dict).delivery_email, hamlet.email);
+    assert.equal((userIn((await register(othello, ['realm_user'])).realm_users, hamlet.id) as Dict).delivery_email, null);
+    assert.equal((await t.api(hamlet, 'PATCH', '/settings', { email_address_visibility: 1 })).status, 200);
   });
 
   it('a rolled-back write leaves nothing stale behind', async () => {
