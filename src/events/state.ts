@@ -742,10 +742,18 @@ function botServices(db: Db, bot: UserRow): Record<string, unknown>[] {
   });
 }
 
-registerStateProvider('realm_user_groups', (app, user, opts) => ({
+registerStateProvider('realm_user_groups', (app, user, opts) => {
   // The same dictionaries as GET /user_groups (direct members without deactivated users, Zulip FL 303).
-  realm_user_groups: listGroups(app.db, user.realm_id, { includeDeactivated: opts.capabilities.include_deactivated_groups === true }),
-}));
+  const includeDeactivated = opts.capabilities.include_deactivated_groups === true;
+  if (!opts.rawJson) return { realm_user_groups: listGroups(app.db, user.realm_id, { includeDeactivated }) };
+  // As JSON, the same for every viewer: kept until a group, membership, subgroup or user row changes
+  // (a query per group for its members, the role groups holding everyone, was ~1 ms of each /register).
+  const json = watchedCache<string, string>(app.db, 'realmUserGroupsJson', ['user_group', 'user_group_member', 'user_group_subgroup', 'user'], 100).get(
+    `${user.realm_id}:${includeDeactivated}`,
+    () => JSON.stringify(listGroups(app.db, user.realm_id, { includeDeactivated })),
+  );
+  return { realm_user_groups: new RawJson(json) };
+});
 
 // ---- personal settings ------------------------------------------------------------------------------
 

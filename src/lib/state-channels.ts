@@ -29,8 +29,9 @@ function channelState(app: App, user: UserRow, opts: StateOptions) {
     const counts = subscriberCounts(app.db, user.realm_id);
     const objects = new Map<number, Record<string, unknown>>();
     const subs = stmt(app.db, 'SELECT * FROM subscription WHERE user_id = ?').all(user.id) as SubscriptionRow[];
+    const subscribedIds = new Set(subs.filter((s) => s.active).map((s) => s.stream_id));
     return {
-      visible: visibleStreams(app.db, user, { includeArchived: true }),
+      visible: visibleStreams(app.db, user, { includeArchived: true, subscribedIds }),
       counts,
       subscriptions: new Map(subs.map((s) => [s.stream_id, s])),
       /** The channel object (shared: copy before changing it). */

@@ -1,5 +1,5 @@
 // The in-memory caches behind POST /register's largest parts (issue 17, first load): the
-// organization's user rows and active users' JSON (realm_users), channel rows, channels' group-setting values and
+// organization's user rows and active users' JSON (realm_users), user groups' JSON, channel rows, channels' group-setting values and
 // subscriber counts (streams, subscriptions, never_subscribed). Each is emptied by every write that changes what it
 // holds; these tests warm each cache with a /register, make the change, and register again.
 import { after, before, describe, it } from 'node:test';
@@ -263,6 +263,38 @@ describe('subscriber counts (kept in memory until a subscription, user or channe
     // Any write to the subscription table, whatever its path.
     sqlWrite('UPDATE subscription SET active = 0 WHERE user_id = ? AND stream_id = ?', admin.id, id);
     assert.deepStrictEqual(counts(await register(hamlet, ['stream', 'subscription'])), { stream: 2, sub: 2 });
+  });
+});
+
+describe('realm_user_groups (JSON kept until a group, membership, subgroup or user row changes)', () => {
+  it('follows a new group, a member added, a subgroup written by SQL, and a member deactivated', async () => {
+    const { owner, hamlet, othello } = t.users;
+    const groupOf = (b: Dict, name: string) => (b.realm_user_groups as Dict[]).find((g) => g.name === name) as Dict | undefined;
+    await register(hamlet, ['realm_user_groups']);
+    const res = await t.api(owner, 'POST', '/user_groups/create', { name: 'cache group', description: 'd', members: JSON.stringify([hamlet.id]) });
+    assert.equal(res.status, 200, res.text);
+    let b = await register(hamlet, ['realm_user_groups']);
+    const group = groupOf(b, 'cache group') as Dict;
+    assert.deepStrictEqual(group.members, [hamlet.id]);
+    // GET /user_groups answers the same dictionaries.
+    const listed = await t.api(hamlet, 'GET', '/user_groups');
+    assert.deepStrictEqual(b.realm_user_groups, listed.body.user_groups);
+
+    assert.equal((await t.api(owner, 'POST', `/user_groups/${group.id}/members`, { add: JSON.stringify([othello.id]) })).status, 200);
+    b = await register(hamlet, ['realm_user_groups']);
+    assert.deepStrictEqual(groupOf(b, 'cache group'), { ...group, members: [hamlet.id, othello.id].sort((x, y) => x - y) });
+
+    const members = (t.app.db.prepare("SELECT id FROM user_group WHERE name = 'role:members'").get() as { id: number }).id;
+    sqlWrite('INSERT INTO user_group_subgroup (supergroup_id, subgroup_id) VALUES (?, ?)', group.id, members);
+    b = await register(hamlet, ['realm_user_groups']);
+    assert.deepStrictEqual((groupOf(b, 'cache group') as Dict).direct_subgroup_ids, [members]);
+
+    assert.equal((await t.api(owner, 'DELETE', `/users/${othello.id}`)).status, 200);
+    b = await register(hamlet, ['realm_user_groups']);
+    assert.deepStrictEqual((groupOf(b, 'cache group') as Dict).members, [hamlet.id]);
+    assert.equal((await t.api(owner, 'POST', `/users/${othello.id}/reactivate`)).status, 200);
+    b = await register(hamlet, ['realm_user_groups']);
+    assert.deepStrictEqual((groupOf(b, 'cache group') as Dict).members, [hamlet.id, othello.id].sort((x, y) => x - y));
   });
 });
 
