@@ -1,7 +1,8 @@
 // Initial state (POST /register) for channels, subscriptions and messages: subscriptions,
 // unsubscribed, never_subscribed, streams, channel_folders, unread_msgs, recent_private_conversations.
 import type { App } from '../app';
-import { registerStateProvider, type StateOptions } from '../events/state';
+import { RawJson, registerStateProvider, type StateOptions } from '../events/state';
+import { watchedCache } from '../db/watch';
 import { stmt } from '../db/stmt';
 import { FLAG, MENTION_FLAGS } from './narrow';
 import { getRealmById } from './realm';
@@ -30,6 +31,7 @@ function channelState(app: App, user: UserRow, opts: StateOptions) {
     const objects = new Map<number, Record<string, unknown>>();
     const subs = stmt(app.db, 'SELECT * FROM subscription WHERE user_id = ?').all(user.id) as SubscriptionRow[];
     const subscribedIds = new Set(subs.filter((s) => s.active).map((s) => s.stream_id));
+    const json = channelJson(app, user.realm_id);
     return {
       visible: visibleStreams(app.db, user, { includeArchived: true, subscribedIds }),
       counts,
@@ -40,9 +42,33 @@ function channelState(app: App, user: UserRow, opts: StateOptions) {
         if (!o) objects.set(s.id, (o = formatStream(app.db, s, counts.get(s.id) ?? 0)));
         return o;
       },
+      /** The channel object as JSON (for a caller that takes RawJson). */
+      streamJson(s: StreamRow): string {
+        let j = json.get(s.id);
+        if (j === undefined) json.set(s.id, (j = JSON.stringify(this.streamObject(s))));
+        return j;
+      },
     };
   });
 }
+
+/**
+ * Each channel's object as JSON, by channel id: the same for every viewer, and formatting and
+ * serialising 200 of them (streams, subscriptions, never_subscribed) was ~2 ms of each /register.
+ * Kept until what formatStream reads changes: a channel row, a subscription or user row (the
+ * subscriber count), a group, membership or subgroup row (the group settings).
+ */
+const channelJson = (app: App, realmId: number) =>
+  watchedCache<number, Map<number, string>>(app.db, 'channelJson', ['stream', 'subscription', 'user', 'user_group', 'user_group_member', 'user_group_subgroup'], 100).get(
+    realmId,
+    () => new Map(),
+  );
+
+/** An object's JSON with more fields after its own: `{...a, ...extra}` serialised (no key shared). */
+const withFields = (json: string, extra: Record<string, unknown>): string => {
+  const more = JSON.stringify(extra);
+  return more === '{}' ? json : `${json.slice(0, -1)},${more.slice(1)}`;
+};
 
 registerStateProvider('subscription', (app, user, opts) => {
   const c = channelState(app, user, opts);
@@ -51,6 +77,19 @@ registerStateProvider('subscription', (app, user, opts) => {
   const unsubscribed: Record<string, unknown>[] = [];
   const neverSubscribed: Record<string, unknown>[] = [];
   const includeArchived = opts.capabilities.archived_channels === true;
+  if (opts.rawJson) {
+    // The same objects, from each channel's cached JSON plus the user's own fields.
+    const lists: [string[], string[], string[]] = [[], [], []];
+    for (const s of c.visible) {
+      if (s.deactivated && !includeArchived) continue;
+      const sub = c.subscriptions.get(s.id);
+      const subscribers = withSubs ? subscriberIds(app.db, s.id) : undefined;
+      const own = sub ? formatSubscription(app.db, s, sub, { subscribers, streamObject: {} }) : subscribers ? { subscribers } : {};
+      lists[sub?.active ? 0 : sub ? 1 : 2].push(withFields(c.streamJson(s), own));
+    }
+    const [subscribed, left, never] = lists.map((l) => new RawJson(`[${l.join(',')}]`));
+    return { subscriptions: subscribed, unsubscribed: left, never_subscribed: never };
+  }
   for (const s of c.visible) {
     if (s.deactivated && !includeArchived) continue;
     const sub = c.subscriptions.get(s.id);
@@ -66,7 +105,9 @@ registerStateProvider('subscription', (app, user, opts) => {
 registerStateProvider('stream', (app, user, opts) => {
   const c = channelState(app, user, opts);
   const includeArchived = opts.capabilities.archived_channels === true;
-  return { streams: c.visible.filter((s) => includeArchived || !s.deactivated).map((s) => c.streamObject(s)) };
+  const shown = c.visible.filter((s) => includeArchived || !s.deactivated);
+  if (opts.rawJson) return { streams: new RawJson(`[${shown.map((s) => c.streamJson(s)).join(',')}]`) };
+  return { streams: shown.map((s) => c.streamObject(s)) };
 });
 
 registerStateProvider('channel_folders', (app, user) => ({
