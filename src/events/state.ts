@@ -26,7 +26,7 @@ import { materializeUserMessages } from '../lib/user-messages';
 import { listRealmEmoji } from '../lib/realm-emoji';
 import { nowSeconds } from '../lib/clock';
 import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
-import { presencesForUser } from '../lib/presence';
+import { presencesForUser, presencesJsonForUser } from '../lib/presence';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { REALM_EXTRA_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES } from '../lib/realm-settings';
 import {
@@ -843,6 +843,8 @@ registerStateProvider('presence', (app, user, opts) => {
   // The presence area's query (src/lib/presence.ts): same formats, window and access limits as
   // POST /users/me/presence.
   const modern = opts.slimPresence || opts.capabilities.simplified_presence_events;
+  const raw = opts.rawJson && modern ? presencesJsonForUser(app, user, opts.presenceHistoryLimitDays) : null;
+  if (raw) return { presences: new RawJson(raw.json), presence_last_update_id: raw.lastUpdateId, server_timestamp: app.clock.nowMs() / 1000 };
   const { presences, presence_last_update_id } = presencesForUser(app, user, {
     modern,
     lastUpdateId: null,
