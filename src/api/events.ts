@@ -79,12 +79,18 @@ function withRawJson(fields: Record<string, unknown>): Record<string, unknown> |
     fields[key] = marker;
   }
   if (raws.size === 0) return fields;
-  let json = JSON.stringify(fields);
-  for (const [marker, raw] of raws) {
-    const at = json.indexOf(marker);
-    json = json.slice(0, at) + raw + json.slice(at + marker.length);
+  // Found in the serialised rest (small) in order, then joined once: splicing one by one would copy
+  // the growing ~900 kB text at each search.
+  const json = JSON.stringify(fields);
+  const found = [...raws].map(([marker, raw]) => ({ at: json.indexOf(marker), end: json.indexOf(marker) + marker.length, raw })).sort((a, b) => a.at - b.at);
+  const parts: string[] = [];
+  let from = 0;
+  for (const f of found) {
+    parts.push(json.slice(from, f.at), f.raw);
+    from = f.end;
   }
-  return new JsonFields(json);
+  parts.push(json.slice(from));
+  return new JsonFields(parts.join(''));
 }
 
 export const eventRoutes = [
