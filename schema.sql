@@ -345,7 +345,10 @@ CREATE TABLE usermessage (
   PRIMARY KEY (user_id, message_id)
 ) WITHOUT ROWID;
 CREATE INDEX usermessage_message ON usermessage(message_id, user_id);
-CREATE INDEX usermessage_unread ON usermessage(user_id, message_id) WHERE (flags & 1) = 0;
+-- usermessage_unread holds the flags too: reads of unread rows (the unread_msgs of /register, 2,000
+-- rows for a busy user, and is:unread narrows) find them in the index without a seek in the table
+-- per row; an index entry changed with the flags already (they decide the partial index).
+CREATE INDEX usermessage_unread ON usermessage(user_id, message_id, flags) WHERE (flags & 1) = 0;
 CREATE INDEX usermessage_starred ON usermessage(user_id, message_id) WHERE (flags & 2) <> 0;
 CREATE INDEX usermessage_mentioned ON usermessage(user_id, message_id) WHERE (flags & 120) <> 0;
 CREATE INDEX usermessage_private ON usermessage(user_id, message_id) WHERE (flags & 512) <> 0;

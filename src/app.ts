@@ -6,6 +6,7 @@ import { boundUrl, type Config } from './config';
 import { RateLimiter } from './http/ratelimit';
 import { openDatabase, type Db } from './db/open';
 import { WriteBatch } from './db/tx';
+import { installWatchTriggers } from './db/watch';
 import { EventBus } from './events/bus';
 import { QueueRegistry } from './events/registry';
 import { systemClock, type Clock } from './lib/clock';
@@ -49,6 +50,7 @@ export function createApp(config: Config, opts: { clock?: Clock; logSink?: LogSi
   const inMemory = config.dataDir === ':memory:';
   const dbFile = inMemory ? ':memory:' : path.join(config.dataDir, 'parley.db');
   const db = openDatabase(dbFile, { synchronous: config.synchronous });
+  installWatchTriggers(db);
   const uploadsDir = inMemory
     ? fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'parley-uploads-'))
     : path.join(config.dataDir, 'uploads');

@@ -9,7 +9,8 @@ import { JsonFields, route } from '../http/route';
 import { narrowSchema } from '../events/narrow-match';
 import { capabilities, type EventQueue } from '../events/queue';
 import { allocateQueue, NAMED_QUEUE_TIMEOUTS } from '../events/registry';
-import { fetchInitialState, stateOptions } from '../events/state';
+import { randomUUID } from 'node:crypto';
+import { fetchInitialState, RawJson, stateOptions } from '../events/state';
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version';
 
 // A queue keeps its event types for its lifetime (see MAX_EVENT_NARROW_OPERAND_LENGTH): 10,000 types
@@ -66,6 +67,34 @@ function park(app: App, queue: EventQueue, onAbort: (fn: () => void) => void): P
   });
 }
 
+/**
+ * The answer with its already serialised parts (RawJson) spliced in where they stand: the same bytes
+ * JSON.stringify would give for their values. Each stands in as a marker no data can hold (a random
+ * id between NUL characters), replaced once the rest is serialised.
+ */
+function withRawJson(fields: Record<string, unknown>): Record<string, unknown> | JsonFields {
+  const raws = new Map<string, string>();
+  for (const [key, value] of Object.entries(fields)) {
+    if (!(value instanceof RawJson)) continue;
+    const marker = `\u0000${randomUUID()}\u0000`;
+    raws.set(JSON.stringify(marker), value.json);
+    fields[key] = marker;
+  }
+  if (raws.size === 0) return fields;
+  // Found in the serialised rest (small) in order, then joined once: splicing one by one would copy
+  // the growing ~900 kB text at each search.
+  const json = JSON.stringify(fields);
+  const found = [...raws].map(([marker, raw]) => ({ at: json.indexOf(marker), end: json.indexOf(marker) + marker.length, raw })).sort((a, b) => a.at - b.at);
+  const parts: string[] = [];
+  let from = 0;
+  for (const f of found) {
+    parts.push(json.slice(from, f.at), f.raw);
+    from = f.end;
+  }
+  parts.push(json.slice(from));
+  return new JsonFields(parts.join(''));
+}
+
 export const eventRoutes = [
   route({
     method: 'POST',
@@ -116,13 +145,14 @@ export const eventRoutes = [
             presenceHistoryLimitDays: params.presence_history_limit_days ?? null,
             includeSubscribers: params.include_subscribers,
             capabilities: caps,
+            rawJson: true,
           }),
         );
       } catch (err) {
         app.queues.remove(queue);
         throw err;
       }
-      return {
+      return withRawJson({
         queue_id: queue.id,
         idle_queue_timeout_secs: queue.lifespanMs / 1000,
         zulip_version: ZULIP_VERSION,
@@ -130,7 +160,7 @@ export const eventRoutes = [
         zulip_merge_base: ZULIP_MERGE_BASE,
         ...state,
         last_event_id: -1,
-      };
+      });
     },
   }),
   route({

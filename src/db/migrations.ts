@@ -169,6 +169,13 @@ const STEPS: ((db: Db) => void)[] = [
   },
   // 11: one-time links to set a password, for people `parley import` brought in without one.
   (db) => createMissing(db, ['password_link', 'password_link_user']),
+  // 12: usermessage_unread covers the flags (issue 17, first load): remade when it does not yet.
+  (db) => {
+    const sql = (db.prepare("SELECT sql FROM sqlite_master WHERE name = 'usermessage_unread'").get() as { sql: string } | undefined)?.sql ?? '';
+    if (sql.includes('message_id, flags)')) return;
+    db.exec('DROP INDEX IF EXISTS usermessage_unread');
+    db.exec(schemaStatement('usermessage_unread'));
+  },
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

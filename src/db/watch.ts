@@ -5,19 +5,23 @@ import type { Db } from './open';
 
 const listeners = new WeakMap<Db, Map<string, Set<() => void>>>();
 
-export type WatchedTable =
-  | 'user'
-  | 'realm'
-  | 'session'
-  | 'stream'
-  | 'subscription'
-  | 'user_group_member'
-  | 'user_group_subgroup'
-  | 'alert_word'
-  | 'muted_user';
+const WATCHED_TABLES = [
+  'user',
+  'realm',
+  'session',
+  'stream',
+  'subscription',
+  'user_group',
+  'user_group_member',
+  'user_group_subgroup',
+  'alert_word',
+  'muted_user',
+  'custom_profile_field_value',
+] as const;
 
-/** Calls `onChange` after any row of `table` changes on `db`. Returns the unsubscribe function. */
-export function watchTable(db: Db, table: WatchedTable, onChange: () => void): () => void {
+export type WatchedTable = (typeof WATCHED_TABLES)[number];
+
+function listenersOf(db: Db): Map<string, Set<() => void>> {
   let byTable = listeners.get(db);
   if (!byTable) {
     byTable = new Map();
@@ -28,15 +32,38 @@ export function watchTable(db: Db, table: WatchedTable, onChange: () => void): (
       return null;
     });
   }
+  return byTable;
+}
+
+function createTriggers(db: Db, table: WatchedTable): void {
+  for (const op of ['INSERT', 'UPDATE', 'DELETE']) {
+    // table comes from the fixed list above, never from input
+    db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS parley_watch_${table}_${op.toLowerCase()} AFTER ${op} ON main.${table}
+             BEGIN SELECT parley_table_changed('${table}'); END`);
+  }
+}
+
+/**
+ * Creates the triggers of every watchable table, outside any transaction (createApp calls it right
+ * after opening the database). A trigger is schema, and schema changes are transactional: one first
+ * created inside a write that then rolled back (a refused request, a failed commit) was silently
+ * dropped with it, and every cache of that table stopped hearing changes for good.
+ */
+export function installWatchTriggers(db: Db): void {
+  if (db.inTransaction) throw new Error('installWatchTriggers inside a transaction');
+  listenersOf(db);
+  for (const table of WATCHED_TABLES) createTriggers(db, table);
+}
+
+/** Calls `onChange` after any row of `table` changes on `db`. Returns the unsubscribe function. */
+export function watchTable(db: Db, table: WatchedTable, onChange: () => void): () => void {
+  const byTable = listenersOf(db);
   let set = byTable.get(table);
   if (!set) {
     set = new Set();
     byTable.set(table, set);
-    for (const op of ['INSERT', 'UPDATE', 'DELETE']) {
-      // table comes from the fixed union above, never from input
-      db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS parley_watch_${table}_${op.toLowerCase()} AFTER ${op} ON main.${table}
-               BEGIN SELECT parley_table_changed('${table}'); END`);
-    }
+    // A no-op after installWatchTriggers (databases opened by createApp).
+    createTriggers(db, table);
   }
   set.add(onChange);
   return () => set.delete(onChange);

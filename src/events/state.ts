@@ -26,7 +26,7 @@ import { materializeUserMessages } from '../lib/user-messages';
 import { listRealmEmoji } from '../lib/realm-emoji';
 import { nowSeconds } from '../lib/clock';
 import { formatLinkifier, listLinkifiers } from '../lib/linkifiers';
-import { presencesForUser } from '../lib/presence';
+import { presencesForUser, presencesJsonForUser } from '../lib/presence';
 import { getRealmById, type RealmRow } from '../lib/realm';
 import { REALM_EXTRA_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES } from '../lib/realm-settings';
 import {
@@ -39,10 +39,12 @@ import {
   isOwner,
   isoTime,
   listSystemBots,
-  listUsers,
+  listedUsers,
   NOT_SYSTEM_BOT_SQL,
   type UserRow,
 } from '../lib/users';
+import { deliveryEmailFor } from '../lib/user-emails';
+import { watchedCache } from '../db/watch';
 import { ROLE } from '../lib/roles';
 import { fakeEmailDomain } from '../lib/user-emails';
 import { formatField, listFields } from '../lib/profile-fields';
@@ -66,6 +68,13 @@ export interface StateOptions {
   capabilities: ClientCapabilities;
   /** Runs `fn` once per registration and returns its (shared) result. */
   memo<T>(key: string, fn: () => T): T;
+  /** The caller splices RawJson values into its answer (POST /register); otherwise none are given. */
+  rawJson?: boolean;
+}
+
+/** A value already serialised as JSON, for a caller that says it takes them (StateOptions.rawJson). */
+export class RawJson {
+  constructor(readonly json: string) {}
 }
 
 export type StateProvider = (app: App, user: UserRow, opts: StateOptions) => Record<string, unknown>;
@@ -581,11 +590,11 @@ registerStateProvider('realm_billing', () => ({ realm_billing: { has_pending_spo
 
 // ---- users ----------------------------------------------------------------------------------------
 
-function profileDataByUser(db: Db, realmId: number): Map<number, Record<string, { value: string; rendered_value?: string }>> {
+function profileDataByUser(db: Db, realmId: number, o: { inactiveOnly?: boolean } = {}): Map<number, Record<string, { value: string; rendered_value?: string }>> {
   const rows = stmt(
     db,
     `SELECT v.user_id, v.field_id, v.value, v.rendered_value FROM custom_profile_field_value v
-     JOIN user u ON u.id = v.user_id WHERE u.realm_id = ?`,
+     JOIN user u ON u.id = v.user_id WHERE u.realm_id = ?${o.inactiveOnly ? ' AND u.is_active = 0' : ''}`,
   ).all(realmId) as { user_id: number; field_id: number; value: string; rendered_value: string | null }[];
   const out = new Map<number, Record<string, { value: string; rendered_value?: string }>>();
   for (const r of rows) {
@@ -596,19 +605,49 @@ function profileDataByUser(db: Db, realmId: number): Map<number, Record<string, 
   return out;
 }
 
+const DELIVERY_EMAIL_MARK = JSON.stringify({ delivery_email: '\u0000' }).slice(1, -1);
+
+/**
+ * Each active user's realm_users entry as JSON, in two parts around its delivery_email value (the
+ * one field that depends on who is looking), by client_gravatar. Formatting and serialising 1,000
+ * user objects was ~3 ms of every /register, the same text every time: kept until a user row or a
+ * profile field value changes.
+ */
+function activeUserJson(db: Db, realmId: number, clientGravatar: boolean): { u: ReturnType<typeof listedUsers>[number]; head: string; tail: string }[] {
+  return watchedCache<string, { u: ReturnType<typeof listedUsers>[number]; head: string; tail: string }[]>(db, 'activeUserJson', ['user', 'custom_profile_field_value'], 100).get(
+    `${realmId}:${clientGravatar}`,
+    () => {
+      const profiles = profileDataByUser(db, realmId);
+      return listedUsers(db, realmId)
+        .filter((u) => u.is_active)
+        .map((u) => {
+          const d = formatUser(u, u, { clientGravatar, profileData: isBot(u) ? undefined : (profiles.get(u.id) ?? {}) });
+          delete d.is_active;
+          d.delivery_email = '\u0000';
+          const json = JSON.stringify(d);
+          const at = json.indexOf(DELIVERY_EMAIL_MARK);
+          return { u, head: json.slice(0, at) + '"delivery_email":', tail: json.slice(at + DELIVERY_EMAIL_MARK.length) };
+        });
+    },
+  );
+}
+
 registerStateProvider('realm_user', (app, user, opts) => {
   const db = app.db;
   // The system bots are not the organization's: Zulip lists them apart, as cross_realm_bots.
-  const rows = listUsers(db, user.realm_id);
-  const profiles = profileDataByUser(db, user.realm_id);
+  const rows = listedUsers(db, user.realm_id);
   const active: Record<string, unknown>[] = [];
   const inactive: Record<string, unknown>[] = [];
   // Users outside the viewer's access (can_access_all_users_group) are left out for clients that
   // declare user_list_incomplete, and shown as "Unknown user" placeholders to the others, as in Zulip.
   const access = accessibleUsers(db, user);
+  // A viewer who sees everyone, for a caller that takes JSON: the active users' cached text.
+  const raw = opts.rawJson === true && access === null;
+  const profiles = raw ? profileDataByUser(db, user.realm_id, { inactiveOnly: true }) : profileDataByUser(db, user.realm_id);
   const domain = fakeEmailDomain(app);
   const nowIso = isoTime(nowSeconds(app.clock));
   for (const u of rows) {
+    if (raw && u.is_active) continue;
     if (access && !access.has(u.id)) {
       if (!opts.capabilities.user_list_incomplete) {
         const placeholder = inaccessibleUser(u.id, domain, nowIso);
@@ -629,8 +668,11 @@ registerStateProvider('realm_user', (app, user, opts) => {
   const canCreatePublic = can('can_create_public_channel_group');
   const canCreatePrivate = can('can_create_private_channel_group');
   const canCreateWebPublic = can('can_create_web_public_channel_group');
+  const activeJson = raw
+    ? new RawJson(`[${activeUserJson(db, user.realm_id, opts.clientGravatar).map((e) => e.head + JSON.stringify(deliveryEmailFor(user, e.u)) + e.tail).join(',')}]`)
+    : null;
   return {
-    realm_users: active,
+    realm_users: activeJson ?? active,
     realm_non_active_users: inactive,
     cross_realm_bots: listSystemBots(db, user.realm_id).map(formatCrossRealmBot),
     avatar_source: user.avatar_source,
@@ -700,10 +742,18 @@ function botServices(db: Db, bot: UserRow): Record<string, unknown>[] {
   });
 }
 
-registerStateProvider('realm_user_groups', (app, user, opts) => ({
+registerStateProvider('realm_user_groups', (app, user, opts) => {
   // The same dictionaries as GET /user_groups (direct members without deactivated users, Zulip FL 303).
-  realm_user_groups: listGroups(app.db, user.realm_id, { includeDeactivated: opts.capabilities.include_deactivated_groups === true }),
-}));
+  const includeDeactivated = opts.capabilities.include_deactivated_groups === true;
+  if (!opts.rawJson) return { realm_user_groups: listGroups(app.db, user.realm_id, { includeDeactivated }) };
+  // As JSON, the same for every viewer: kept until a group, membership, subgroup or user row changes
+  // (a query per group for its members, the role groups holding everyone, was ~1 ms of each /register).
+  const json = watchedCache<string, string>(app.db, 'realmUserGroupsJson', ['user_group', 'user_group_member', 'user_group_subgroup', 'user'], 100).get(
+    `${user.realm_id}:${includeDeactivated}`,
+    () => JSON.stringify(listGroups(app.db, user.realm_id, { includeDeactivated })),
+  );
+  return { realm_user_groups: new RawJson(json) };
+});
 
 // ---- personal settings ------------------------------------------------------------------------------
 
@@ -793,6 +843,8 @@ registerStateProvider('presence', (app, user, opts) => {
   // The presence area's query (src/lib/presence.ts): same formats, window and access limits as
   // POST /users/me/presence.
   const modern = opts.slimPresence || opts.capabilities.simplified_presence_events;
+  const raw = opts.rawJson && modern ? presencesJsonForUser(app, user, opts.presenceHistoryLimitDays) : null;
+  if (raw) return { presences: new RawJson(raw.json), presence_last_update_id: raw.lastUpdateId, server_timestamp: app.clock.nowMs() / 1000 };
   const { presences, presence_last_update_id } = presencesForUser(app, user, {
     modern,
     lastUpdateId: null,
@@ -867,7 +919,12 @@ interface UserTopicRow {
   stream_name: string;
 }
 
-function userTopicRows(app: App, user: UserRow): UserTopicRow[] {
+function userTopicRows(app: App, user: UserRow, opts: StateOptions): UserTopicRow[] {
+  // user_topic and the legacy muted_topics both read them.
+  return opts.memo('user_topic_rows', () => readUserTopicRows(app, user));
+}
+
+function readUserTopicRows(app: App, user: UserRow): UserTopicRow[] {
   return stmt(
     app.db,
     `SELECT t.stream_id, t.topic_name, t.visibility_policy, t.last_updated, s.name AS stream_name
@@ -879,7 +936,7 @@ function userTopicRows(app: App, user: UserRow): UserTopicRow[] {
 registerStateProvider('user_topic', (app, user, opts) => {
   const realm = realmOf(app, user, opts);
   return {
-    user_topics: userTopicRows(app, user).map((t) => ({
+    user_topics: userTopicRows(app, user, opts).map((t) => ({
       stream_id: t.stream_id,
       topic_name: topicForClient(realm, opts, t.topic_name),
       last_updated: t.last_updated,
@@ -893,7 +950,7 @@ registerStateProvider('muted_topics', (app, user, opts) => {
   if (opts.eventTypes !== null && opts.want('user_topic')) return {};
   const realm = realmOf(app, user, opts);
   return {
-    muted_topics: userTopicRows(app, user)
+    muted_topics: userTopicRows(app, user, opts)
       .filter((t) => t.visibility_policy === 1)
       .map((t) => [t.stream_name, topicForClient(realm, opts, t.topic_name), t.last_updated]),
   };

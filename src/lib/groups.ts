@@ -67,8 +67,18 @@ export function findGroup(db: Db, realmId: number, id: number): GroupRow | null 
   return (stmt(db, 'SELECT * FROM user_group WHERE realm_id = ? AND id = ?').get(realmId, id) as GroupRow | undefined) ?? null;
 }
 
-/** The API form of the group-setting value stored as group `groupId`. */
+/**
+ * The API form of the group-setting value stored as group `groupId`. Every channel and group object
+ * carries a dozen of these (/register formats every channel twice): kept in memory until a group, a
+ * membership or a subgroup changes; frozen, as it is shared.
+ */
 export function groupSettingForApi(db: Db, groupId: number): GroupSettingValue {
+  return watchedCache<number, GroupSettingValue>(db, 'groupSettingForApi', ['user_group', 'user_group_member', 'user_group_subgroup']).get(groupId, () =>
+    readGroupSetting(db, groupId),
+  );
+}
+
+function readGroupSetting(db: Db, groupId: number): GroupSettingValue {
   const g = stmt(db, 'SELECT named FROM user_group WHERE id = ?').get(groupId) as { named: number } | undefined;
   if (!g || g.named) return groupId;
   const members = (stmt(db, 'SELECT user_id FROM user_group_member WHERE group_id = ? ORDER BY user_id').all(groupId) as { user_id: number }[]).map(
@@ -77,7 +87,7 @@ export function groupSettingForApi(db: Db, groupId: number): GroupSettingValue {
   const subgroups = (
     stmt(db, 'SELECT subgroup_id FROM user_group_subgroup WHERE supergroup_id = ? ORDER BY subgroup_id').all(groupId) as { subgroup_id: number }[]
   ).map((r) => r.subgroup_id);
-  return { direct_members: members, direct_subgroups: subgroups };
+  return Object.freeze({ direct_members: Object.freeze(members) as number[], direct_subgroups: Object.freeze(subgroups) as number[] });
 }
 
 export interface GroupSettingRules {

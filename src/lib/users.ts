@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import type { App } from '../app';
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
+import { watchedCache } from '../db/watch';
 import { errors } from '../http/errors';
 import { canAccessUser } from './access';
 import { canAccessDeliveryEmail, deliveryEmailFor, mayClientComputeAvatar, placeholderUserId } from './user-emails';
@@ -37,10 +38,10 @@ export interface UserRow {
   [setting: string]: unknown;
 }
 
-export const isBot = (u: UserRow) => u.bot_type !== null;
-export const isAdmin = (u: UserRow) => u.role <= ROLE.ADMINISTRATOR;
-export const isOwner = (u: UserRow) => u.role === ROLE.OWNER;
-export const isGuest = (u: UserRow) => u.role === ROLE.GUEST;
+export const isBot = (u: Pick<UserRow, 'bot_type'>) => u.bot_type !== null;
+export const isAdmin = (u: Pick<UserRow, 'role'>) => u.role <= ROLE.ADMINISTRATOR;
+export const isOwner = (u: Pick<UserRow, 'role'>) => u.role === ROLE.OWNER;
+export const isGuest = (u: Pick<UserRow, 'role'>) => u.role === ROLE.GUEST;
 
 /** A user of the realm by API email (case-insensitive), active or not. */
 export function findUserByEmail(db: Db, realmId: number, email: string): UserRow | null {
@@ -66,6 +67,44 @@ export function findUserById(db: Db, realmId: number, id: number): UserRow | nul
  */
 export function listUsers(db: Db, realmId: number): UserRow[] {
   return stmt(db, `SELECT * FROM user u WHERE realm_id = ? AND ${NOT_SYSTEM_BOT_SQL} ORDER BY id`).all(realmId) as UserRow[];
+}
+
+/** The columns of a user that the user object (formatUser) is made of. */
+const LISTED_USER_COLUMNS = [
+  'id',
+  'realm_id',
+  'email',
+  'delivery_email',
+  'full_name',
+  'role',
+  'is_active',
+  'bot_type',
+  'bot_owner_id',
+  'is_imported_stub',
+  'date_joined',
+  'avatar_version',
+  'avatar_source',
+  'avatar_file',
+  'timezone',
+  'email_address_visibility',
+] as const;
+
+export type ListedUser = Pick<UserRow, (typeof LISTED_USER_COLUMNS)[number]>;
+
+/**
+ * listUsers with only the columns of the user object, for /register's realm_users: every client start
+ * reads the whole organization, and reading the user table's 80-odd settings columns of every user
+ * cost most of that. Kept in memory until a user row changes (rarely: settings, roles, names,
+ * logins); frozen, as it is shared.
+ */
+export function listedUsers(db: Db, realmId: number): readonly ListedUser[] {
+  return watchedCache<number, readonly ListedUser[]>(db, 'listedUsers', ['user'], 100).get(realmId, () =>
+    Object.freeze(
+      (stmt(db, `SELECT ${LISTED_USER_COLUMNS.join(', ')} FROM user u WHERE realm_id = ? AND ${NOT_SYSTEM_BOT_SQL} ORDER BY id`).all(realmId) as ListedUser[]).map(
+        (u) => Object.freeze(u),
+      ),
+    ),
+  );
 }
 
 /** The realm's system bots (cross-realm bots in Zulip) by name, as get_cross_realm_dicts orders them. */
@@ -226,7 +265,7 @@ const isoTimes = new Map<number, string>();
  * (lib/user-emails.ts). With clientGravatar, a Gravatar URL the client can build itself is left null.
  */
 export function formatUser(
-  u: UserRow,
+  u: ListedUser,
   viewer: Pick<UserRow, 'id' | 'role'>,
   opts: { profileData?: Record<string, unknown>; clientGravatar?: boolean } = {},
 ): Record<string, unknown> {

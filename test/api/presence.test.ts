@@ -163,6 +163,32 @@ describe('presence events', () => {
     assert.deepEqual(reg.body.presences, res.body.presences);
     assert.equal(reg.body.presence_last_update_id, res.body.presence_last_update_id);
   });
+
+  it('register writes the same presences text as the endpoint (its JSON is built by SQLite), a non-integer timestamp too', async () => {
+    // The text of the "presences" object in an answer.
+    const presencesText = (text: string) => {
+      const start = text.indexOf('"presences":') + '"presences":'.length;
+      let depth = 0;
+      for (let i = start; i < text.length; i++) {
+        if (text[i] === '{') depth++;
+        else if (text[i] === '}' && --depth === 0) return text.slice(start, i + 1);
+      }
+      throw new Error('no presences');
+    };
+    const compare = async () => {
+      const reg = await t.api(t.users.hamlet, 'POST', '/register', { fetch_event_types: ['presence'], slim_presence: true });
+      const res = await report(t.users.hamlet, { slim_presence: true });
+      assert.equal(presencesText(reg.text), presencesText(res.text));
+      assert.equal(reg.body.presence_last_update_id, res.body.presence_last_update_id);
+    };
+    await compare();
+    // Written by no API (an import could): the answer's digits come from JavaScript, as before.
+    t.app.batch.write(() => t.app.db.prepare('UPDATE presence SET last_active_time = last_active_time + 0.1234567 WHERE user_id = ?').run(t.users.othello.id));
+    t.app.batch.commit();
+    await compare();
+    const reg = await t.api(t.users.hamlet, 'POST', '/register', { fetch_event_types: ['presence'], slim_presence: true });
+    assert.equal(reg.body.presences[String(t.users.othello.id)].active_timestamp % 1 !== 0, true);
+  });
 });
 
 describe('GET /realm/presence', () => {
