@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { makeTempDirs, runCli } from '../helpers/cli';
 import { makeExportZip, makeZip, type ZipFileSpec } from '../helpers/zip';
 import { slackExport } from './slack-fixture';
+import { sanitizeName } from '../../src/uploads/store';
 
 const tmp = makeTempDirs('parley-import-hostile-');
 after(() => tmp.cleanup());
@@ -76,6 +77,28 @@ describe('parley import --from slack: hostile entry names and contents', () => {
     const day = `[{"type":"message","user":"U001","ts":"1704153600.000100","text":"x","blocks":${deep}}]`;
     const withDay = spec(slackExport()).map((e) => (e.name === 'general/2024-01-03.json' ? { ...e, data: day } : e));
     await refuses(makeZip(withDay), () => 'general/2024-01-03.json[0].blocks[0] must be an object');
+  });
+
+  it("keeps an uploaded file's name as an upload's is kept (sanitized and bounded), whatever name the export gives it", async () => {
+    const fixture = slackExport();
+    const evil = '\u202eevil\u0007\n../../' + 'x'.repeat(100_000) + '.txt';
+    const day = fixture['general/2024-01-02.json'] as { files?: { id: string; name?: string }[] }[];
+    const f001 = day.flatMap((m) => m.files ?? []).find((f) => f.id === 'F001')!;
+    f001.name = evil;
+    const { file, dataDir } = writeZip(makeExportZip(fixture));
+    const r = await importInto(dataDir, file);
+    assert.equal(r.code, 0, r.stderr);
+    const db = new Database(path.join(dataDir, 'parley.db'), { readonly: true });
+    try {
+      const rows = db.prepare('SELECT path_id, file_name FROM attachment').all() as { path_id: string; file_name: string }[];
+      assert.equal(rows.length, 1);
+      const name = sanitizeName(evil);
+      assert.deepEqual(rows, [{ path_id: rows[0].path_id, file_name: name }]);
+      assert.ok(rows[0].path_id.endsWith('/' + encodeURIComponent(name)));
+      assert.ok(encodeURIComponent(name).length <= 200);
+    } finally {
+      db.close();
+    }
   });
 
   it("cuts a message of megabytes to Zulip's 10,000 characters, as sending one does", async () => {
