@@ -12,6 +12,7 @@ import { makeTempDirs, runCli } from '../helpers/cli';
 import { makeExportZip, makeZip, type ZipFileSpec } from '../helpers/zip';
 import { slackExport } from './slack-fixture';
 import { sanitizeName } from '../../src/uploads/store';
+import { openZip } from '../../src/import/zip';
 
 const tmp = makeTempDirs('parley-import-hostile-');
 after(() => tmp.cleanup());
@@ -56,6 +57,22 @@ describe('parley import --from slack: hostile entry names and contents', () => {
       await refuses(makeZip(files), (f) => `${f}: unsafe entry name ${JSON.stringify(name)} (a control character)`);
     });
   }
+
+  it('refuses an entry that appears twice (which copy would be read?) and a NUL in a name', async () => {
+    const twice = [...spec(slackExport()), { name: 'users.json', data: '[]' }];
+    await refuses(makeZip(twice), (f) => `${f}: entry "users.json" appears twice`);
+    const nul = [...spec(slackExport()), { name: 'general/x\u0000.json', data: '[]' }];
+    await refuses(makeZip(nul), (f) => `${f}: unsafe entry name "general/x\\u0000.json" (a NUL character)`);
+  });
+
+  it('stops at the limits on entries and on the bytes they claim in all (many small entries; a bomb spread over many files)', async () => {
+    const { file } = writeZip(makeZip(Array.from({ length: 11 }, (_, i) => ({ name: `f${i}.json`, data: 'x'.repeat(100) }))));
+    await assert.rejects(openZip(file, { maxEntries: 10, maxEntryBytes: 1000, maxTotalBytes: 10_000 }), { message: `${file} lists more than 10 entries` });
+    await assert.rejects(openZip(file, { maxEntries: 100, maxEntryBytes: 1000, maxTotalBytes: 1000 }), { message: `${file}: its entries claim more than 1000 bytes in all` });
+    const zip = await openZip(file, { maxEntries: 11, maxEntryBytes: 100, maxTotalBytes: 1100 });
+    assert.equal(zip.entries.size, 11);
+    zip.close();
+  });
 
   it("stores a symbolic link of the zip as a plain file holding the link's text: nothing outside the archive is read, no link is made", async () => {
     const files = spec(slackExport()).map((e) => (e.name === '__uploads/F001/report.txt' ? { ...e, data: '/etc/passwd', unixMode: 0o120777 } : e));
