@@ -19,7 +19,13 @@ export function checkEmptyTarget(dataDir: string): void {
     }
   }
   const uploads = path.join(dataDir, 'uploads');
-  if (fs.existsSync(uploads) && fs.readdirSync(uploads).length > 0) {
+  const st = fs.lstatSync(uploads, { throwIfNoEntry: false });
+  // Found only at the end otherwise (commitStaging renames the staged uploads to this name), after all the work.
+  if (st?.isSymbolicLink()) {
+    throw new ImportError(`${uploads} is a symbolic link: an import moves its files into place by renaming, so it must be a plain directory (move the uploads and link them after the import)`);
+  }
+  if (st && !st.isDirectory()) throw new ImportError(`${uploads} is not a directory`);
+  if (st && fs.readdirSync(uploads).length > 0) {
     throw new ImportError(`${uploads} is not empty: an import goes into an empty data directory`);
   }
 }

@@ -179,6 +179,26 @@ describe('parley import: the data directory, under a careless operator', () => {
     }
   });
 
+  it('refuses, before any work, an uploads folder that is a symbolic link (the import renames its files into place), and leaves it alone', async () => {
+    const { dir, file, dataDir } = writeZip(makeExportZip(slackExport()));
+    const elsewhere = path.join(dir, 'big-disk-uploads');
+    fs.mkdirSync(elsewhere);
+    fs.mkdirSync(dataDir);
+    fs.symlinkSync(elsewhere, path.join(dataDir, 'uploads'));
+    const r = await importInto(dataDir, file);
+    assert.deepEqual(
+      { code: r.code, stdout: r.stdout, stderr: r.stderr },
+      {
+        code: 1,
+        stdout: '',
+        stderr: `parley: import failed, nothing was written: ${path.join(dataDir, 'uploads')} is a symbolic link: an import moves its files into place by renaming, so it must be a plain directory (move the uploads and link them after the import)\n`,
+      },
+    );
+    assert.deepEqual(fs.readdirSync(dataDir), ['uploads']);
+    assert.ok(fs.lstatSync(path.join(dataDir, 'uploads')).isSymbolicLink());
+    assert.deepEqual(fs.readdirSync(elsewhere), []);
+  });
+
   it('imports into a data directory that is a symbolic link: everything lands where it points', async () => {
     const { dir, file } = writeZip(makeExportZip(slackExport()));
     const real = path.join(dir, 'real-data');
