@@ -10,6 +10,7 @@ import { ROLE } from '../../src/lib/roles';
 import { findUserById, type UserRow } from '../../src/lib/users';
 import { stmt } from '../../src/db/stmt';
 import { sessionTokenHash } from '../../src/http/auth';
+import { RULES } from '../../src/http/ratelimit';
 
 let t: TestServer;
 let nowMs = Date.UTC(2026, 0, 1);
@@ -182,6 +183,29 @@ describe('set-password links: what they must not do', () => {
     }
     // The form is served to the guest's address; no outside link on it.
     assert.ok(!/https?:\/\//.test(r.text.replace(/<head>[\s\S]*<\/head>/, '')), r.text);
+  });
+});
+
+describe('set-password links: guessing keys', () => {
+  it('counts every try against the address, as any anonymous request: guessing stops at the limit', async () => {
+    const s = await startTestServer({
+      configure: (c) => {
+        c.rateLimits = true;
+        c.rateLimitRules = { ...RULES, apiByIp: [{ max: 3, windowMs: 60_000 }] };
+      },
+    });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await s.raw('POST', `/accounts/password/set/guess${i}/`, form('a-new-secret'))).status);
+      assert.deepEqual(statuses, [404, 404, 404, 429]);
+      const key = doCreatePasswordLink(s.app, s.users.hamlet.id);
+      s.app.batch.commit();
+      // Even the right key waits: nothing is set.
+      assert.equal((await s.raw('POST', `/accounts/password/set/${key}/`, form('a-new-secret'))).status, 429);
+      assert.equal((await s.raw('GET', `/accounts/password/set/${key}/`)).status, 429);
+    } finally {
+      await s.close();
+    }
   });
 });
 
