@@ -118,6 +118,24 @@ describe('parley import --from slack: hostile entry names and contents', () => {
     }
   });
 
+  it("never renders an export's link to a file as a script: a javascript: URL stays text", async () => {
+    const fixture = slackExport();
+    const day = fixture['general/2024-01-02.json'] as { files?: { id: string; url_private?: string }[] }[];
+    const f002 = day.flatMap((m) => m.files ?? []).find((f) => f.id === 'F002')!;
+    f002.url_private = 'javascript:alert(document.cookie)//';
+    const { file, dataDir } = writeZip(makeExportZip(fixture));
+    const r = await importInto(dataDir, file);
+    assert.equal(r.code, 0, r.stderr);
+    const db = new Database(path.join(dataDir, 'parley.db'), { readonly: true });
+    try {
+      const rows = db.prepare("SELECT content, rendered_content FROM message WHERE content LIKE '%javascript:%'").all() as { content: string; rendered_content: string }[];
+      assert.equal(rows.length, 1);
+      assert.doesNotMatch(rows[0].rendered_content, /href="javascript:/i);
+    } finally {
+      db.close();
+    }
+  });
+
   it("cuts a message of megabytes to Zulip's 10,000 characters, as sending one does", async () => {
     const fixture = slackExport();
     const huge = 'spam <@U002> *bold* <https://example.com|x> '.repeat(100_000);
