@@ -7,7 +7,9 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { nowSeconds } from '../lib/clock';
 import { hashPassword, randomAlnum } from '../lib/secrets';
-import { findUserById, type UserRow } from '../lib/users';
+import { findUserById, isBot, type UserRow } from '../lib/users';
+import { isRealmDeactivated } from '../lib/auth-cache';
+import { deleteOtherSessions } from './sessions';
 import { checkPasswordStrength } from '../lib/validate';
 
 /** How long a link works: 30 days (moving an organization takes a while to reach everyone). */
@@ -26,7 +28,7 @@ interface PasswordLinkRow {
 }
 
 export class PasswordLinkUnusable extends Error {
-  constructor(readonly state: 'missing' | 'expired' | 'used' | 'deactivated') {
+  constructor(readonly state: 'missing' | 'expired' | 'used' | 'deactivated' | 'realm_deactivated') {
     super(state);
   }
 }
@@ -47,7 +49,11 @@ function usableLink(app: App, key: string): { link: PasswordLinkRow; user: UserR
   if (link.used) throw new PasswordLinkUnusable('used');
   if (link.expires <= nowSeconds(app.clock)) throw new PasswordLinkUnusable('expired');
   const user = findUserById(app.db, app.realmId(), link.user_id);
-  if (!user) throw new PasswordLinkUnusable('missing');
+  // Bots log in with their API key, never a password (doPasswordLogin refuses them): a link for one,
+  // however it was made, is no link.
+  if (!user || isBot(user)) throw new PasswordLinkUnusable('missing');
+  // As logging in: nothing is set, and no session made, in a deactivated organization.
+  if (isRealmDeactivated(app, user.realm_id)) throw new PasswordLinkUnusable('realm_deactivated');
   if (!user.is_active) throw new PasswordLinkUnusable('deactivated');
   return { link, user };
 }
@@ -57,13 +63,18 @@ export function checkPasswordLink(app: App, key: string): UserRow {
   return usableLink(app, key).user;
 }
 
-/** Sets the password through a link, which is then used up (with the person's other links). Returns the person. */
+/**
+ * Sets the password through a link, which is then used up (with the person's other links). Returns the
+ * person. Their existing sessions end, as when a password is changed (deleteOtherSessions): whoever
+ * held one (a shared computer, a stolen cookie) must log in with the new password.
+ */
 export function doSetPasswordWithLink(app: App, key: string, password: string): UserRow {
   return app.batch.write(() => {
     const { user } = usableLink(app, key);
     checkPasswordStrength(password);
     stmt(app.db, 'UPDATE user SET password_hash = ? WHERE id = ?').run(hashPassword(password), user.id);
     stmt(app.db, 'UPDATE password_link SET used = 1 WHERE user_id = ?').run(user.id);
+    deleteOtherSessions(app, user.id, null);
     return user;
   });
 }

@@ -131,6 +131,7 @@ const LINK_UNUSABLE: Record<PasswordLinkUnusable['state'], { status: number; tit
   expired: { status: 410, title: 'Link expired', text: 'This link has expired. Ask an administrator of the organization for a new one.' },
   used: { status: 410, title: 'Link already used', text: 'This link has already been used to set a password. Log in instead.' },
   deactivated: { status: 410, title: 'Account deactivated', text: 'This account has been deactivated.' },
+  realm_deactivated: { status: 410, title: 'Organization deactivated', text: 'This organization has been deactivated.' },
 };
 
 function linkUnusablePage(err: PasswordLinkUnusable): Reply {

@@ -89,6 +89,20 @@ export async function exportRealm(opts: ExportOptions): Promise<ExportSummary> {
   }
   if (!st.isDirectory()) throw new ExportError(`cannot write ${out}: ${dir} is not a directory`);
   if (fs.existsSync(out) && fs.statSync(out).isDirectory()) throw new ExportError(`cannot write ${out}: it is a directory`);
+  // OUT is renamed into place: given the database (or its WAL, or a file of the uploads), it would
+  // replace it under the running server. Nothing of the export belongs in the data directory.
+  const dataDir = path.dirname(path.resolve(opts.dbFile));
+  const inside = (real: string, root: string) => real === root || real.startsWith(root + path.sep);
+  const realDir = fs.realpathSync(dir);
+  for (const root of [dataDir, path.resolve(opts.uploadsDir)]) {
+    let realRoot: string;
+    try {
+      realRoot = fs.realpathSync(root);
+    } catch {
+      continue; // no uploads directory yet
+    }
+    if (inside(realDir, realRoot)) throw new ExportError(`cannot write ${out}: it is inside the data directory ${dataDir} (write the export somewhere else)`);
+  }
 
   const tag = `${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
   const partial = path.join(dir, `.${path.basename(out)}.partial-${tag}`);

@@ -1,7 +1,7 @@
 // Reading a .zip archive that someone else made (a Slack export), defensively: every entry name is
-// checked before anything else happens (no absolute paths, no "..", no backslashes, valid UTF-8), a
-// size an entry claims is capped before it is read, and what is read is counted and cut off at the cap,
-// so a forged header or a zip bomb stops the import instead of filling the disk or the memory.
+// checked before anything else happens (no absolute paths, no "..", no backslashes, no control
+// characters, valid UTF-8), a size an entry claims is capped before it is read, and what is read is
+// counted and cut off at the cap, so a forged header or a zip bomb stops the import instead of filling the disk or the memory.
 // yauzl reads the central directory and opens entries at random, so nothing is extracted up front.
 import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
@@ -52,6 +52,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export function unsafeNameReason(name: string): string | null {
   if (name === '') return 'an empty name';
   if (name.includes('\0')) return 'a NUL character';
+  // Names reach the operator's terminal in messages: an escape sequence there could rewrite what it shows.
+  if (/[\u0001-\u001f\u007f-\u009f]/.test(name)) return 'a control character';
   if (name.includes('\\')) return 'a backslash';
   if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return 'an absolute path';
   const segments = name.replace(/\/$/, '').split('/');

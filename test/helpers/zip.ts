@@ -11,6 +11,8 @@ export interface ZipFileSpec {
   claimSize?: number;
   /** Sets the UTF-8 name flag (Slack's exports do not). */
   utf8Flag?: boolean;
+  /** A Unix mode in the central directory (made by Unix), e.g. 0o120777 for a symbolic link whose data is its target. */
+  unixMode?: number;
 }
 
 /** The archive's bytes. */
@@ -41,7 +43,7 @@ export function makeZip(files: readonly ZipFileSpec[]): Buffer {
     local.push(header, name, body);
     const dir = Buffer.alloc(46);
     dir.writeUInt32LE(0x02014b50, 0);
-    dir.writeUInt16LE(20, 4);
+    dir.writeUInt16LE(f.unixMode === undefined ? 20 : (3 << 8) | 20, 4); // version made by: 3 = Unix
     dir.writeUInt16LE(20, 6);
     dir.writeUInt16LE(flags, 8);
     dir.writeUInt16LE(method, 10);
@@ -51,6 +53,7 @@ export function makeZip(files: readonly ZipFileSpec[]): Buffer {
     dir.writeUInt32LE(body.length, 20);
     dir.writeUInt32LE(size, 24);
     dir.writeUInt16LE(name.length, 28);
+    if (f.unixMode !== undefined) dir.writeUInt32LE((f.unixMode << 16) >>> 0, 38);
     dir.writeUInt32LE(offset, 42);
     central.push(dir, name);
     offset += header.length + name.length + body.length;

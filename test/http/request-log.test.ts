@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { publicRoute } from '../../src/http/route';
+import { doCreatePasswordLink } from '../../src/actions/password-links';
 import { registerQueue } from '../helpers/events';
 import { basicAuth, startTestServer, type TestServer } from '../helpers/server';
 
@@ -255,6 +256,24 @@ describe('the request log (JSON)', () => {
       assert.ok(!all.includes(secret), `${secret} is in the log`);
     }
     assert.deepEqual(new Set(got.map((l) => l.request_id)), new Set(answers.map((a) => a.headers.get('x-request-id'))));
+  });
+
+  it("never logs a set-password link's key (the links `parley import` prints), on the form or its post, valid or not", async () => {
+    await take();
+    const key = doCreatePasswordLink(t.app, t.users.othello.id);
+    t.app.batch.commit();
+    const form = { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'password=x' };
+    const answers = [
+      await t.raw('GET', `/accounts/password/set/${key}/`),
+      await t.raw('POST', `/accounts/password/set/${key}/`, form),
+      await t.raw('GET', '/accounts/password/set/sekritguessedkey/'),
+      await t.raw('GET', '//Accounts/password/set/sekritmangledkey'),
+    ];
+    assert.deepEqual(answers.map((a) => a.status), [200, 400, 404, 404]);
+    const all = lines.join('');
+    const got = await take();
+    assert.deepEqual(got.map((l) => l.path), ['/accounts/password/set/[redacted]', '/accounts/password/set/[redacted]', '/accounts/password/set/[redacted]', '/accounts/password/set/[redacted]']);
+    assert.ok(!all.includes(key) && !all.includes('sekrit'), all);
   });
 
   it('redacts a credential route reached by a mangled path too (doubled slashes, capitals, escapes): no key logged, even where the router matched the escaped spelling', async () => {

@@ -26,7 +26,7 @@ import { ROLE, BOT_TYPE } from '../../lib/roles';
 import { MAX_NAME_LENGTH } from '../../lib/validate';
 import { realmExtraSettings } from '../../lib/realm-settings';
 import { getRealmById } from '../../lib/realm';
-import { newPathId, sanitizeName, storePath, uploadUrl } from '../../uploads/store';
+import { newPathId, pathIdName, sanitizeName, storePath, uploadUrl } from '../../uploads/store';
 import { ImportError } from '../errors';
 import { At } from '../shape';
 import { openZip, type ZipArchive } from '../zip';
@@ -434,7 +434,9 @@ async function importSlack(app: App, archive: ZipArchive, opts: { realmName: str
             realmId,
             ownerId: sender,
             pathId: file.pathId,
-            fileName: f.get('name').optString() ?? title,
+            // The sanitized name the file is stored under, as an upload's (bounded, no control
+            // characters): the export's own name can be anything, of any length.
+            fileName: pathIdName(file.pathId),
             contentType: f.get('mimetype').optString() ?? null,
             size: file.size,
             createTime: f.get('created').present ? Math.floor(f.get('created').number()) : Math.floor(m.get('ts').number()),
