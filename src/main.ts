@@ -8,6 +8,7 @@ import { loadConfig, type Config } from './config';
 import { doCreateRealm, doSetRealmDeactivated } from './actions/realm';
 import { startRetentionJob } from './actions/retention';
 import { startDatabaseMaintenance } from './db/maintenance';
+import { createPrivately } from './db/open';
 import { startScheduledDelivery } from './actions/scheduled-messages';
 import { doCreateStarterChannel } from './actions/starter';
 import { syncApiEmails } from './actions/user-access';
@@ -292,6 +293,8 @@ async function backup(argv: string[]): Promise<number> {
   const app = openExisting(values as Values);
   try {
     // Online backup copies a consistent snapshot page by page while other connections keep writing.
+    // Readable by this user only, like the database it copies (when the file is new).
+    createPrivately(path.resolve(positionals[0]));
     await app.db.backup(path.resolve(positionals[0]));
   } finally {
     app.close();

@@ -34,9 +34,24 @@ function explained(file: string, err: unknown): unknown {
   return err;
 }
 
+/**
+ * Makes `file` (and its directory) readable by this user only when they do not exist yet: the database
+ * holds API keys and every private message, and under a usual umask a new file would be readable by
+ * all. SQLite gives the -wal and -shm files the database's mode. Existing files keep theirs (an
+ * operator may have chosen a group that reads them).
+ */
+export function createPrivately(file: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  try {
+    fs.closeSync(fs.openSync(file, 'a', 0o600));
+  } catch {
+    // A read-only mount, a full disk, no permission: SQLite's own open fails next, and says so.
+  }
+}
+
 /** Opens (creating if needed) `file`, or an in-memory database for ':memory:'. */
 export function openDatabase(file: string, opts: { synchronous?: SyncLevel } = {}): Db {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') createPrivately(file);
   let db: Db | null = null;
   try {
     db = new Database(file, { nativeBinding: loadSqliteAddon() as never });
