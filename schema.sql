@@ -170,6 +170,9 @@ CREATE UNIQUE INDEX user_realm_email ON user(realm_id, email COLLATE NOCASE);
 CREATE UNIQUE INDEX user_realm_delivery_email ON user(realm_id, delivery_email COLLATE NOCASE);
 CREATE UNIQUE INDEX user_api_key ON user(api_key);
 CREATE INDEX user_bot_owner ON user(bot_owner_id) WHERE bot_owner_id IS NOT NULL;
+-- @-mentions by name (lib/render.ts) and the bot name check: without it each mention scanned the
+-- organization's users.
+CREATE INDEX user_realm_full_name ON user(realm_id, full_name COLLATE NOCASE);
 
 -- Web login sessions (HttpOnly cookie). The cookie holds a random token; only its SHA-256 is stored.
 CREATE TABLE session (

@@ -50,11 +50,15 @@ export function serviceBotTriggers(
   if (mentioned.size === 0 && mentionedGroups.size === 0) return [];
   const candidates = new Set(mentioned);
   for (const gid of mentionedGroups) for (const uid of groupMemberIds(app.db, gid)) candidates.add(uid);
-  const bots = stmt(app.db, 'SELECT * FROM user WHERE realm_id = ? AND bot_type = ? AND is_active = 1 AND id IN (SELECT value FROM json_each(?)) ORDER BY id').all(
+  // By primary key (`+realm_id` keeps SQLite from scanning the organization's users through its
+  // realm index instead), and only the ids: whole rows (85 columns, ~40 µs each) only for the bots.
+  const found = stmt(app.db, 'SELECT id FROM user WHERE id IN (SELECT value FROM json_each(?)) AND +realm_id = ? AND bot_type = ? AND is_active = 1 ORDER BY id').all(
+    JSON.stringify([...candidates]),
     sender.realm_id,
     BOT_TYPE.OUTGOING_WEBHOOK,
-    JSON.stringify([...candidates]),
-  ) as UserRow[];
+  ) as { id: number }[];
+  if (found.length === 0) return [];
+  const bots = found.map((r) => findUserById(app.db, sender.realm_id, r.id) as UserRow);
   const mayRead = (b: UserRow) => recipients.includes(b.id) || (mentioned.has(b.id) && canAccessStreamHistory(app.db, b, stream));
   return bots.filter(mayRead).map((b) => ({ botId: b.id, trigger: 'mention' }));
 }

@@ -38,57 +38,103 @@ function inlineImagePreview(realm: RealmRow | null): boolean {
 /**
  * The renderer's view of the organization (lazy lookups through prepared statements), and of the
  * sender when there is one: their emoticon setting and which topics they can link to by message.
+ * A class rather than an object of closures: one is made for every message sent, and its methods
+ * are made once (each closure cost an allocation, and under tsx a defineProperty for its name).
  */
-export function renderContext(app: App, realmId: number, sender?: UserRow): RenderContext {
-  const db = app.db;
-  const emoji = realmEmojiLookup(db, realmId);
+class OrganizationRenderContext implements RenderContext {
+  readonly linkifiers: { pattern: string; url_template: string }[];
+  readonly realmUrl: string | undefined;
+  readonly inlineImagePreview: boolean;
+  readonly translateEmoticons: boolean;
+  /** The users the sender may mention; null: all; undefined: not read yet. */
+  private access: Set<number> | null | undefined;
+
+  constructor(
+    private readonly app: App,
+    private readonly realmId: number,
+    private readonly sender: UserRow | undefined,
+  ) {
+    this.linkifiers = stmt(app.db, 'SELECT pattern, url_template FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(realmId) as {
+      pattern: string;
+      url_template: string;
+    }[];
+    this.realmUrl = app.publicUrl;
+    this.inlineImagePreview = inlineImagePreview(getRealmById(app.db, realmId));
+    this.translateEmoticons = sender?.translate_emoticons === 1;
+  }
+
   // What the sender may name (Zulip's MentionBackend with message_sender): users it can access
   // (can_access_all_users_group) and channels whose content it can read. Anything else renders as a
   // name matching nothing would, so rendering cannot confirm that a hidden user or channel exists.
-  let access: Set<number> | null | undefined;
-  const mayMention = <U extends { id: number }>(u: U | undefined): U | null => {
-    if (!u || !sender) return u ?? null;
-    if (access === undefined) access = accessibleUsers(db, sender);
-    return access === null || access.has(u.id) ? u : null;
-  };
-  const mayLink = (s: { id: number; name: string } | undefined): { id: number; name: string } | null => {
-    if (!s || !sender) return s ?? null;
-    const row = findStreamById(db, realmId, s.id);
-    return row && canAccessStreamContent(db, sender, row) ? s : null;
-  };
-  return {
-    userByName: (name) =>
-      mayMention(
-        stmt(db, `SELECT id, full_name FROM user u WHERE realm_id = ? AND full_name = ? COLLATE NOCASE AND is_active = 1 AND ${NOT_SYSTEM_BOT_SQL} ORDER BY id LIMIT 1`).get(
-          realmId,
-          name,
-        ) as { id: number; full_name: string } | undefined,
-      ),
-    // The system bots are not the organization's (cross-realm in Zulip): mentioning them mentions nobody.
-    userById: (id) =>
-      mayMention(stmt(db, `SELECT id, full_name FROM user u WHERE realm_id = ? AND id = ? AND ${NOT_SYSTEM_BOT_SQL}`).get(realmId, id) as { id: number; full_name: string } | undefined),
-    groupByName: (name) =>
-      (stmt(db, 'SELECT id, name FROM user_group WHERE realm_id = ? AND name = ? AND named = 1 AND deactivated = 0').get(realmId, name) as
+  private mayMention<U extends { id: number }>(u: U | undefined): U | null {
+    if (!u || !this.sender) return u ?? null;
+    if (this.access === undefined) this.access = accessibleUsers(this.app.db, this.sender);
+    return this.access === null || this.access.has(u.id) ? u : null;
+  }
+
+  private mayLink(s: { id: number; name: string } | undefined): { id: number; name: string } | null {
+    if (!s || !this.sender) return s ?? null;
+    const row = findStreamById(this.app.db, this.realmId, s.id);
+    return row && canAccessStreamContent(this.app.db, this.sender, row) ? s : null;
+  }
+
+  userByName(name: string): { id: number; full_name: string } | null {
+    return this.mayMention(
+      stmt(this.app.db, `SELECT id, full_name FROM user u WHERE realm_id = ? AND full_name = ? COLLATE NOCASE AND is_active = 1 AND ${NOT_SYSTEM_BOT_SQL} ORDER BY id LIMIT 1`).get(
+        this.realmId,
+        name,
+      ) as { id: number; full_name: string } | undefined,
+    );
+  }
+
+  // The system bots are not the organization's (cross-realm in Zulip): mentioning them mentions nobody.
+  userById(id: number): { id: number; full_name: string } | null {
+    return this.mayMention(
+      stmt(this.app.db, `SELECT id, full_name FROM user u WHERE realm_id = ? AND id = ? AND ${NOT_SYSTEM_BOT_SQL}`).get(this.realmId, id) as
+        | { id: number; full_name: string }
+        | undefined,
+    );
+  }
+
+  groupByName(name: string): { id: number; name: string } | null {
+    return (
+      (stmt(this.app.db, 'SELECT id, name FROM user_group WHERE realm_id = ? AND name = ? AND named = 1 AND deactivated = 0').get(this.realmId, name) as
         | { id: number; name: string }
-        | undefined) ?? null,
-    // As Zulip's get_stream_name_info: the exact name, among channels not archived.
-    streamByName: (name) =>
-      mayLink(stmt(db, 'SELECT id, name FROM stream WHERE realm_id = ? AND name = ? COLLATE BINARY AND deactivated = 0').get(realmId, name) as { id: number; name: string } | undefined),
-    realmEmojiByName: (name) => {
-      const e = emoji.byName(name);
-      return e && !e.deactivated ? e : null;
-    },
-    topicPermalinkMessageId: sender ? (streamId, topic) => firstTopicMessageFor(app, sender, streamId, topic) : undefined,
-    translateEmoticons: sender?.translate_emoticons === 1,
-    // <time:...> fills what the text leaves out from today, on the app's clock (a test's fake one too).
-    nowMs: () => app.clock.nowMs(),
-    linkifiers: stmt(db, 'SELECT pattern, url_template FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(realmId) as {
-      pattern: string;
-      url_template: string;
-    }[],
-    realmUrl: app.publicUrl,
-    inlineImagePreview: inlineImagePreview(getRealmById(db, realmId)),
-  };
+        | undefined) ?? null
+    );
+  }
+
+  // As Zulip's get_stream_name_info: the exact name, among channels not archived.
+  streamByName(name: string): { id: number; name: string } | null {
+    return this.mayLink(
+      stmt(this.app.db, 'SELECT id, name FROM stream WHERE realm_id = ? AND name = ? COLLATE BINARY AND deactivated = 0').get(this.realmId, name) as
+        | { id: number; name: string }
+        | undefined,
+    );
+  }
+
+  realmEmojiByName(name: string): ReturnType<RenderContext['realmEmojiByName'] & object> {
+    const e = realmEmojiLookup(this.app.db, this.realmId).byName(name);
+    return e && !e.deactivated ? e : null;
+  }
+
+  // Without a sender there is nothing to link to by message (as the renderer's default, null).
+  topicPermalinkMessageId(streamId: number, topic: string): number | null {
+    return this.sender ? firstTopicMessageFor(this.app, this.sender, streamId, topic) : null;
+  }
+
+  // <time:...> fills what the text leaves out from today, on the app's clock (a test's fake one too).
+  nowMs(): number {
+    return this.app.clock.nowMs();
+  }
+}
+
+/**
+ * The renderer's view of the organization (lazy lookups through prepared statements), and of the
+ * sender when there is one: their emoticon setting and which topics they can link to by message.
+ */
+export function renderContext(app: App, realmId: number, sender?: UserRow): RenderContext {
+  return new OrganizationRenderContext(app, realmId, sender);
 }
 
 // Precomputed HTML for known plain contents, per App (the demo seed uses it so that start-up does no
