@@ -106,6 +106,9 @@ interface Env {
   texBudget: number;
   /** What is left of MAX_LINKIFIER_WORK_PER_MESSAGE for this message. */
   linkifierBudget: number;
+  /** The message's finders that keep no state between text runs, made at their first use. */
+  findWebLink?: Finder;
+  findEmojiSyntax?: Finder;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -995,6 +998,17 @@ const findUnicodeEmoji: Finder = (s, from) => {
   return null;
 };
 
+const MAY_BE_WEB_LINK = /[.@:]/;
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** The character a text token's neighbour stands for at its edge (see Piece). */
+function neighbour(t: Token | undefined, edge: 'before' | 'after'): string {
+  if (t === undefined) return '';
+  if (t.type === 'softbreak' || t.type === 'hardbreak') return '\n';
+  if (t.type === 'text') return edge === 'before' ? t.content.slice(-1) : t.content.slice(0, 1);
+  return edge === 'before' ? PLACEHOLDER_BEFORE : PLACEHOLDER_AFTER;
+}
+
 function processTextRun(state: StateCore, children: Token[], env: Env): Token[] {
   const out: Token[] = [];
   let linkDepth = 0;
@@ -1006,18 +1020,24 @@ function processTextRun(state: StateCore, children: Token[], env: Env): Token[] 
       out.push(tok);
       continue;
     }
-    const neighbour = (t: Token | undefined, edge: 'before' | 'after'): string => {
-      if (t === undefined) return '';
-      if (t.type === 'softbreak' || t.type === 'hardbreak') return '\n';
-      if (t.type === 'text') return edge === 'before' ? t.content.slice(-1) : t.content.slice(0, 1);
-      return edge === 'before' ? PLACEHOLDER_BEFORE : PLACEHOLDER_AFTER;
-    };
-    let pieces: Piece[] = [{ text: tok.content, html: null, before: neighbour(children[i - 1], 'before'), after: neighbour(children[i + 1], 'after') }];
-    pieces = splitPieces(pieces, findWebLink(env.ctx), true);
+    // Each finder's matches lie inside the text, and each needs a character the text may lack: a web
+    // link one of . @ : (a dot before its TLD, the @ of an address, the colon of a scheme), :emoji:
+    // a colon, a unicode emoji a character past ASCII (the ASCII digits, # and * that \p{Emoji}
+    // matches are text presentation alone). Most text runs need none of the finders.
+    const text = tok.content;
+    const web = MAY_BE_WEB_LINK.test(text);
+    const colon = text.includes(':');
+    const nonAscii = NON_ASCII.test(text);
+    if (!web && !colon && !nonAscii && env.linkifiers.length === 0 && !env.ctx.translateEmoticons) {
+      out.push(tok);
+      continue;
+    }
+    let pieces: Piece[] = [{ text, html: null, before: neighbour(children[i - 1], 'before'), after: neighbour(children[i + 1], 'after') }];
+    if (web) pieces = splitPieces(pieces, (env.findWebLink ??= findWebLink(env.ctx)), true);
     for (const l of env.linkifiers) pieces = splitPieces(pieces, findLinkifier(env, l), true);
-    pieces = splitPieces(pieces, findEmojiSyntax(env.ctx), false);
+    if (colon) pieces = splitPieces(pieces, (env.findEmojiSyntax ??= findEmojiSyntax(env.ctx)), false);
     if (env.ctx.translateEmoticons) pieces = splitPieces(pieces, findEmoticon, false);
-    pieces = splitPieces(pieces, findUnicodeEmoji, false);
+    if (nonAscii) pieces = splitPieces(pieces, findUnicodeEmoji, false);
     if (pieces.length === 1 && pieces[0]!.html === null) {
       out.push(tok);
       continue;
