@@ -1357,7 +1357,18 @@ const getMd = (): MarkdownIt => (mdInstance ??= buildMarkdownIt());
 // column, so such items are moved right to it. Fenced code is left alone.
 const LI_RE = /^[ ]*([*+-]|\d\.)[ ]+(.*)/;
 const LIST_ITEM_RE = /^( *)([*+-]|\d{1,9}\.)( +)(?=\S)/;
+// A named function, not an arrow per line: each closure made per line cost an allocation (and under
+// tsx a defineProperty for its name).
+function inCodeFence(open: readonly { code: boolean }[]): boolean {
+  for (const f of open) if (f.code) return true;
+  return false;
+}
+
+// Whether any line may be a list item (LI_RE or LIST_ITEM_RE): without one, preprocess changes nothing.
+const MAYBE_LIST_ITEM_RE = /^ *(?:[*+-]|\d{1,9}\.) /m;
+
 function preprocess(content: string): string {
+  if (!MAYBE_LIST_ITEM_RE.test(content)) return content;
   const lines = content.split('\n');
   const out: string[] = [];
   const openFences: { fence: string; code: boolean }[] = [];
@@ -1365,7 +1376,7 @@ function preprocess(content: string): string {
   let previousBlank = false;
   for (let i = 0; i < lines.length; i++) {
     let line = lines[i]!;
-    const inCode = openFences.some((x) => x.code);
+    const inCode = inCodeFence(openFences);
     const f = FENCE_RE.exec(line);
     if (f) {
       const lang = f[2] ?? null;
@@ -1395,7 +1406,7 @@ function preprocess(content: string): string {
     }
     previousBlank = line.trim() === '';
     out.push(line);
-    if (i + 1 >= lines.length || line === '' || openFences.some((x) => x.code)) continue;
+    if (i + 1 >= lines.length || line === '' || inCodeFence(openFences)) continue;
     const li1 = LI_RE.exec(line);
     const li2 = LI_RE.exec(lines[i + 1]!);
     if ((li2 && !li1) || (li1 && li2 && (li1[1]!.length === 1) !== (li2[1]!.length === 1))) out.push('');
@@ -1446,25 +1457,17 @@ const INLINE_PREVIEW_LIMIT = 24;
 
 function collectLinks(tokens: Token[], ctx: RenderContext, result: RenderResult): void {
   const all: string[] = [];
-  const previewable: string[] = [];
-  let depth = 0;
-  const visit = (href: string): void => {
-    all.push(href);
-    if (depth === 0) previewable.push(href);
-  };
   for (const tok of tokens) {
-    if (tok.type === 'blockquote_open') depth++;
-    else if (tok.type === 'blockquote_close') depth--;
     if (tok.type !== 'inline' || !tok.children) continue;
     for (const child of tok.children) {
-      if (child.type === 'link_open') visit(child.attrGet('href') ?? '');
+      if (child.type === 'link_open') all.push(child.attrGet('href') ?? '');
       else if (child.type === 'zulip_html' && child.meta?.isLink) {
-        const href = (child.meta.href as string | undefined) ?? /href="([^"]*)"/.exec(child.content)?.[1]?.replace(/&amp;/g, '&') ?? '';
-        visit(href);
+        all.push((child.meta.href as string | undefined) ?? /href="([^"]*)"/.exec(child.content)?.[1]?.replace(/&amp;/g, '&') ?? '');
       }
     }
   }
   result.hasLink = all.length > 0;
+  if (all.length === 0) return;
   const realmHost = ctx.realmUrl ? urlsplit(ctx.realmUrl).netloc.toLowerCase() : null;
   const seen = new Set<string>();
   for (const url of all) {
