@@ -8,9 +8,10 @@
 // and a stage's share of the samples is its share of the unprofiled run's time per message (the
 // profiler slows the run it watches). better-sqlite3's statements
 // run in native code that the profiler shows as its JavaScript caller, so a statement counts in the
-// stage of the function that runs it. bench/messages.ts send --content both prints it too.
+// stage of the function that runs it. Inlining is off in this process (see sendSplit). bench/messages.ts send --content both prints it too.
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import v8 from 'node:v8';
 import os from 'node:os';
 import path from 'node:path';
 import { createApp } from '../src/app';
@@ -93,8 +94,15 @@ export interface SendSplit {
   stages: Map<string, number>;
 }
 
-/** Sends `n` messages of each kind (after a warm-up of each) and splits their time into stages. */
+/**
+ * Sends `n` messages of each kind (after a warm-up of each) and splits their time into stages.
+ * Optimised code inlines small functions into their callers, and a profile then shows their time
+ * as the caller's (renderMessage inside doSendMessage's body, say): the split turns inlining off
+ * (for the whole process, before anything is optimised), so the rate it prints is without inlining
+ * too (some 10 % slower than a server's).
+ */
 export async function sendSplit(kinds: ContentKind[], n: number): Promise<SendSplit[]> {
+  v8.setFlagsFromString('--no-turbo-inlining');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-send-'));
   const config = configFromEnv({});
   config.dataDir = dir;
