@@ -3,7 +3,8 @@
 //        every reply comes after its commit, so the rate is committed messages per second.
 //        --content (bench/send-content.ts): plain one-liners, a mix of formatted chat, or both
 //        (default) against the same server, alternating over --rounds rounds (3) of BENCH_SECONDS
-//        (5) each after a warm-up, with the median of each and the mix/plain ratio.
+//        (5) each after a warm-up, with the median of each and the mix/plain ratio; then µs per
+//        message by stage, in process (bench/send-inprocess.ts; BENCH_SPLIT_N messages, 0: none).
 //  read: GET /messages (100 newest, channel + topic narrow) and full-text search on a database of
 //        1,000,000 messages; p50/p95 latencies.
 // The server runs as its own process (rate limits off); the load comes from this process.
@@ -23,6 +24,7 @@ import { findUserById, type UserRow } from '../src/lib/users';
 import { FLAG } from '../src/lib/narrow';
 import { openDatabase } from '../src/db/open';
 import { sendContent, type ContentKind, type MixContext } from './send-content';
+import { sendSplit, splitTable } from './send-inprocess';
 
 const root = path.join(__dirname, '..');
 
@@ -238,6 +240,12 @@ async function benchSend(contentArg: string, rounds: number): Promise<void> {
   }
   if (listeners) console.log(`  ${listeners} event queues long-polling: ${eventsReceived} message events received (${(eventsReceived / elapsed).toFixed(0)}/s)`);
   fs.rmSync(s.dir, { recursive: true, force: true });
+  // Where a send's time goes, per content: in this process, without HTTP (bench/send-inprocess.ts).
+  const splitN = Number(process.env.BENCH_SPLIT_N ?? 4000);
+  if (splitN > 0) {
+    const splits = await sendSplit(kinds, splitN);
+    console.log(`In process, ${splitN} messages of each content, 16 per commit, split from a CPU profile (inlining off; load average ${os.loadavg()[0].toFixed(2)}):\n${splitTable(splits)}`);
+  }
 }
 
 async function benchRead(): Promise<void> {
