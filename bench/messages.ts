@@ -2,7 +2,8 @@
 //  send: POST /messages to a channel with 50 subscribers from 16 concurrent keep-alive clients;
 //        every reply comes after its commit, so the rate is committed messages per second.
 //        --content (bench/send-content.ts): plain one-liners, a mix of formatted chat, or both
-//        (default) against the same server, alternating over --rounds rounds (3) of BENCH_SECONDS
+//        (default; or a list such as plain,flat,mix, flat being the mix without its markup)
+//        against the same server, alternating over --rounds rounds (3) of BENCH_SECONDS
 //        (5) each after a warm-up, with the median of each and the mix/plain ratio; then µs per
 //        message by stage, in process (bench/send-inprocess.ts; BENCH_SPLIT_N messages, 0: none).
 //  read: GET /messages (100 newest, channel + topic narrow) and full-text search on a database of
@@ -164,7 +165,9 @@ async function benchSend(contentArg: string, rounds: number): Promise<void> {
   const { proc, port } = await startServer(s.dir);
   const pid = proc.pid as number;
   const auth = 'Basic ' + Buffer.from(`${s.email}:${s.apiKey}`).toString('base64');
-  const seconds = Number(process.env.BENCH_SECONDS ?? (contentArg === 'both' ? 5 : 10));
+  const kinds: ContentKind[] = contentArg === 'both' ? ['plain', 'mix'] : (contentArg.split(',') as ContentKind[]);
+  const several = kinds.length > 1;
+  const seconds = Number(process.env.BENCH_SECONDS ?? (several ? 5 : 10));
   const clients = 16;
   // BENCH_LISTENERS: that many other subscribers hold an event queue for messages and long-poll it
   // throughout, as connected clients do (default none: the send path alone).
@@ -188,14 +191,13 @@ async function benchSend(contentArg: string, rounds: number): Promise<void> {
   });
   const next = { i: 0 };
   const phases: SendPhase[] = [];
-  const kinds: ContentKind[] = contentArg === 'both' ? ['plain', 'mix'] : [contentArg as ContentKind];
-  if (contentArg === 'both') {
+  if (several) {
     // Both contents once, unmeasured: the renderer's code and the JIT warm up before the rounds.
     for (const k of kinds) await sendPhase(port, auth, s, k, 2, clients, pid, next);
   }
   const started = Date.now();
-  for (let r = 0; r < (contentArg === 'both' ? rounds : 1); r++) {
-    // The order alternates by round, so neither content always runs first (after a checkpoint, say).
+  for (let r = 0; r < (several ? rounds : 1); r++) {
+    // The order alternates by round, so no content always runs first (after a checkpoint, say).
     for (const k of r % 2 ? [...kinds].reverse() : kinds) {
       const p = await sendPhase(port, auth, s, k, seconds, clients, pid, next);
       phases.push(p);
@@ -224,11 +226,11 @@ async function benchSend(contentArg: string, rounds: number): Promise<void> {
         `target >= 7000: ${m.rate >= 7000 ? 'PASS' : 'FAIL'}`,
     );
   }
-  if (contentArg === 'both') {
+  if (kinds.includes('plain') && kinds.includes('mix')) {
     // Each round's own ratio, so that a slow stretch of the machine hits both contents of a round.
     const ratios: number[] = [];
     for (let r = 0; r < rounds; r++) {
-      const inRound = phases.slice(r * 2, r * 2 + 2);
+      const inRound = phases.slice(r * kinds.length, (r + 1) * kinds.length);
       const plain = inRound.find((p) => p.kind === 'plain') as SendPhase;
       const mixed = inRound.find((p) => p.kind === 'mix') as SendPhase;
       ratios.push(mixed.rate / plain.rate);
@@ -244,7 +246,7 @@ async function benchSend(contentArg: string, rounds: number): Promise<void> {
   const splitN = Number(process.env.BENCH_SPLIT_N ?? 4000);
   if (splitN > 0) {
     const splits = await sendSplit(kinds, splitN);
-    console.log(`In process, ${splitN} messages of each content, 16 per commit, split from a CPU profile (inlining off; load average ${os.loadavg()[0].toFixed(2)}):\n${splitTable(splits)}`);
+    console.log(`In process, ${splitN} messages of each content, 16 per commit, split from a CPU profile (load average ${os.loadavg()[0].toFixed(2)}):\n${splitTable(splits)}`);
   }
 }
 
@@ -326,7 +328,7 @@ function flag(name: string): string | undefined {
 async function main(): Promise<void> {
   const which = process.argv[2] ?? 'all';
   const content = flag('--content') ?? 'both';
-  if (!['plain', 'mix', 'both'].includes(content)) throw new Error('--content plain|mix|both');
+  if (content !== 'both' && !content.split(',').every((k) => ['plain', 'mix', 'flat'].includes(k))) throw new Error('--content plain|mix|flat|both or a list (plain,flat,mix)');
   if (which === 'send' || which === 'all') await benchSend(content, Number(flag('--rounds') ?? 3));
   if (which === 'read' || which === 'all') await benchRead();
   agent.destroy();

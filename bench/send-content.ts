@@ -4,9 +4,11 @@
 //         message in five (independently, so most messages combine a few and some have none): bold
 //         and italics, inline code, a fenced code block, a link, an @-mention of a subscriber, a
 //         #channel link, an emoji, a quote, a list, a Markdown link with text.
+//  flat:  the mix with every markup character a letter and every line break a space: as long as
+//         the mix, one plain paragraph (what the mix costs by its length alone).
 // Every message carries its counter, so no cache of rendered content can decide the result.
 
-export type ContentKind = 'plain' | 'mix';
+export type ContentKind = 'plain' | 'mix' | 'flat';
 
 export interface MixContext {
   /** Full names of subscribers of the channel (for @-mentions). */
@@ -39,6 +41,7 @@ const PARTS: ((i: number, c: MixContext) => string)[] = [
 /** The content of message `i` of the given kind. */
 export function sendContent(kind: ContentKind, i: number, c: MixContext): string {
   if (kind === 'plain') return `load test message plain ${i}`;
+  if (kind === 'flat') return sendContent('mix', i, c).replace(/[*`#@:>\-\[\]()_~.\/]/g, 'x').replace(/\n/g, ' ');
   const lines = [`message ${i} of the load test`];
   for (let k = 0; k < PARTS.length; k++) if (pick(i, k) % 5 === 0) lines.push(PARTS[k](i, c));
   return lines.join('\n');

@@ -5,13 +5,12 @@
 // For each content (bench/send-content.ts) it prints the rate and µs per message split into stages,
 // from a CPU profile taken in process (node:inspector, 100 µs samples) of a second, equal run: each
 // sample goes to the stage of the innermost function of its stack that names one (STAGES below),
-// and a stage's share of the samples is its share of the unprofiled run's time per message (the
+// and a stage's share of the samples is its share of the unprofiled run's CPU time per message (the
 // profiler slows the run it watches). better-sqlite3's statements
 // run in native code that the profiler shows as its JavaScript caller, so a statement counts in the
-// stage of the function that runs it. Inlining is off in this process (see sendSplit). bench/messages.ts send --content both prints it too.
+// stage of the function that runs it (see sendSplit for inlined functions). bench/messages.ts send --content both prints it too.
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import v8 from 'node:v8';
 import os from 'node:os';
 import path from 'node:path';
 import { createApp } from '../src/app';
@@ -27,6 +26,10 @@ import { sendContent, type ContentKind } from './send-content';
 /** Stage of a function name (as V8 names them, tsx keeps src's names); the innermost match wins. */
 const STAGES: Record<string, string> = {
   renderMessage: 'parse and render',
+  // Below renderMessage, in case V8 inlined it (a profile shows no frame for an inlined function).
+  renderMarkdown: 'parse and render',
+  renderContext: 'parse and render',
+  OrganizationRenderContext: 'parse and render',
   channelForSend: 'access checks',
   checkCanSendToChannel: 'access checks',
   checkCanCreateTopic: 'access checks',
@@ -60,8 +63,8 @@ interface ProfileNode {
   children?: number[];
 }
 
-/** µs per message of each stage, from a profile of `n` sends taking `wallMs`. */
-function splitProfile(profile: { nodes: ProfileNode[]; samples: number[] }, wallMs: number, n: number): Map<string, number> {
+/** µs per message of each stage: `ms` (of `n` sends) split as the profile's samples are. */
+function splitProfile(profile: { nodes: ProfileNode[]; samples: number[] }, ms: number, n: number): Map<string, number> {
   const parent = new Map<number, number>();
   const byId = new Map<number, ProfileNode>();
   for (const node of profile.nodes) {
@@ -83,7 +86,7 @@ function splitProfile(profile: { nodes: ProfileNode[]; samples: number[] }, wall
   for (const id of profile.samples) counts.set(stage(id), (counts.get(stage(id)) ?? 0) + 1);
   const total = profile.samples.length;
   const out = new Map<string, number>();
-  for (const k of ORDER) out.set(k, (((counts.get(k) ?? 0) / total) * wallMs * 1000) / n);
+  for (const k of ORDER) out.set(k, (((counts.get(k) ?? 0) / total) * ms * 1000) / n);
   return out;
 }
 
@@ -97,12 +100,11 @@ export interface SendSplit {
 /**
  * Sends `n` messages of each kind (after a warm-up of each) and splits their time into stages.
  * Optimised code inlines small functions into their callers, and a profile then shows their time
- * as the caller's (renderMessage inside doSendMessage's body, say): the split turns inlining off
- * (for the whole process, before anything is optimised), so the rate it prints is without inlining
- * too (some 10 % slower than a server's).
+ * as the caller's: STAGES names the big functions below each stage too (renderMarkdown below
+ * renderMessage), and a small check inlined into doSendMessage's body counts as a write. (Turning
+ * inlining off instead made markdown-it three times slower: the split would be of another program.)
  */
 export async function sendSplit(kinds: ContentKind[], n: number): Promise<SendSplit[]> {
-  v8.setFlagsFromString('--no-turbo-inlining');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-send-'));
   const config = configFromEnv({});
   config.dataDir = dir;
@@ -139,13 +141,18 @@ export async function sendSplit(kinds: ContentKind[], n: number): Promise<SendSp
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
   const out: SendSplit[] = [];
   for (const kind of kinds) {
+    // CPU time, not wall time: on a shared machine the process waits for a core, and wall time
+    // doubled from one run to the next with other work around.
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     run(kind, n);
+    const used = process.cpuUsage(c0);
     const wall = performance.now() - t0;
+    const cpuMs = (used.user + used.system) / 1000;
     await session.post('Profiler.start');
     run(kind, n);
     const { profile } = await session.post('Profiler.stop');
-    out.push({ kind, rate: (n / wall) * 1000, stages: splitProfile(profile as unknown as { nodes: ProfileNode[]; samples: number[] }, wall, n) });
+    out.push({ kind, rate: (n / wall) * 1000, stages: splitProfile(profile as unknown as { nodes: ProfileNode[]; samples: number[] }, cpuMs, n) });
   }
   session.disconnect();
   app.close();
@@ -155,11 +162,11 @@ export async function sendSplit(kinds: ContentKind[], n: number): Promise<SendSp
 
 /** The split as a table: one column per content. */
 export function splitTable(splits: SendSplit[]): string {
-  const rows = [`  ${'µs per message'.padEnd(22)}${splits.map((s) => s.kind.padStart(9)).join('')}`];
+  const rows = [`  ${'CPU µs per message'.padEnd(22)}${splits.map((s) => s.kind.padStart(9)).join('')}`];
   for (const k of ORDER) rows.push(`  ${k.padEnd(22)}${splits.map((s) => (s.stages.get(k) as number).toFixed(1).padStart(9)).join('')}`);
   const total = (s: SendSplit) => [...s.stages.values()].reduce((a, b) => a + b, 0);
   rows.push(`  ${'total'.padEnd(22)}${splits.map((s) => total(s).toFixed(1).padStart(9)).join('')}`);
-  rows.push(`  ${'messages/s'.padEnd(22)}${splits.map((s) => s.rate.toFixed(0).padStart(9)).join('')}`);
+  rows.push(`  ${'messages/s (wall)'.padEnd(22)}${splits.map((s) => s.rate.toFixed(0).padStart(9)).join('')}`);
   return rows.join('\n');
 }
 
