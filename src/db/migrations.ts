@@ -167,8 +167,8 @@ const STEPS: ((db: Db) => void)[] = [
     const hasId = db.prepare("SELECT 1 FROM pragma_table_info('reaction') WHERE name = 'id'").get();
     if (!hasId) rebuildTable(db, 'reaction', ['reaction_unique']);
   },
-  // Issue 17: @-mentions find their user by name through an index.
-  (db) => createMissing(db, ['user_realm_full_name']),
+  // Issue 17: @-mentions and :emoji: find their user or custom emoji by name through an index.
+  (db) => createMissing(db, ['user_realm_full_name', 'realm_emoji_realm_name']),
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;
