@@ -14,7 +14,8 @@ export type WatchedTable =
   | 'user_group_member'
   | 'user_group_subgroup'
   | 'alert_word'
-  | 'muted_user';
+  | 'muted_user'
+  | 'linkifier';
 
 /** Calls `onChange` after any row of `table` changes on `db`. Returns the unsubscribe function. */
 export function watchTable(db: Db, table: WatchedTable, onChange: () => void): () => void {
