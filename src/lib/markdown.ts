@@ -179,8 +179,21 @@ function urlunsplit({ scheme, netloc, path, query, fragment }: SplitUrl): string
   return url;
 }
 
+// The last URL sanitised and its answer: a [text](url) link is sanitised twice in a row, when
+// markdown-it validates it and when its href is set (fixLinks).
+let lastSanitizedIn: string | null = null;
+let lastSanitizedOut: string | null = null;
+
 /** Zulip's sanitize_url: the href to use, or null if the URL must not become a link. */
-export function sanitizeUrl(url: string, depth = 0): string | null {
+export function sanitizeUrl(url: string): string | null {
+  if (url === lastSanitizedIn) return lastSanitizedOut;
+  const out = sanitizeUrlAt(url, 0);
+  lastSanitizedIn = url;
+  lastSanitizedOut = out;
+  return out;
+}
+
+function sanitizeUrlAt(url: string, depth: number): string | null {
   const parts = urlsplit(url.replace(/ /g, '%20'));
   if (parts.scheme === '' && parts.netloc === '' && parts.path.includes('@')) {
     parts.scheme = 'mailto';
@@ -190,14 +203,27 @@ export function sanitizeUrl(url: string, depth = 0): string | null {
     return '#' + parts.fragment;
   }
   // zulip-compat: a URL without a scheme is taken as http://.
-  if (!parts.scheme) return depth > 0 ? null : sanitizeUrl('http://' + url, depth + 1);
+  if (!parts.scheme) return depth > 0 ? null : sanitizeUrlAt('http://' + url, depth + 1);
   if (!ALLOWED_SCHEMES.has(parts.scheme)) return null;
   return urlunsplit(parts);
 }
 
+// The organization's URL as a link prefix and its host, derived once per URL (a server has one): each
+// was worked out again for every link of every message.
+let lastRealmUrl: string | null = null;
+let lastRealmPrefix = '';
+let lastRealmHost = '';
+function realmUrlParts(realmUrl: string): void {
+  if (realmUrl === lastRealmUrl) return;
+  lastRealmPrefix = realmUrl.replace(/\/+$/, '') + '/';
+  lastRealmHost = urlsplit(realmUrl).netloc.toLowerCase();
+  lastRealmUrl = realmUrl;
+}
+
 function rewriteLocalLink(ctx: RenderContext, href: string): string {
   if (ctx.realmUrl) {
-    const prefix = ctx.realmUrl.replace(/\/+$/, '') + '/';
+    realmUrlParts(ctx.realmUrl);
+    const prefix = lastRealmPrefix;
     if (href.startsWith(prefix + '#') || href.startsWith(prefix + 'user_uploads/')) return href.slice(prefix.length);
   }
   return href;
@@ -1435,8 +1461,17 @@ function trimNewlines(s: string, opts: { leading?: boolean } = {}): string {
 const compiledLists = new Map<string, readonly CompiledLinkifier[]>();
 const MAX_COMPILED_LISTS = 8;
 
+// A frozen list (an organization's, remembered by lib/linkifiers.ts until the table changes) finds its
+// compiled list without the key being made again for every message.
+const compiledByList = new WeakMap<readonly Linkifier[], readonly CompiledLinkifier[]>();
+
 function compiledLinkifiers(linkifiers: readonly Linkifier[]): readonly CompiledLinkifier[] {
   if (linkifiers.length === 0) return [];
+  const frozen = Object.isFrozen(linkifiers) && linkifiers.every((l) => Object.isFrozen(l));
+  if (frozen) {
+    const known = compiledByList.get(linkifiers);
+    if (known !== undefined) return known;
+  }
   const key = JSON.stringify(linkifiers.map((l) => [l.pattern, l.url_template]));
   let list = compiledLists.get(key);
   if (list === undefined) {
@@ -1444,6 +1479,7 @@ function compiledLinkifiers(linkifiers: readonly Linkifier[]): readonly Compiled
     if (compiledLists.size >= MAX_COMPILED_LISTS) compiledLists.delete(compiledLists.keys().next().value as string);
     compiledLists.set(key, list);
   }
+  if (frozen) compiledByList.set(linkifiers, list);
   return list;
 }
 
@@ -1468,7 +1504,11 @@ function collectLinks(tokens: Token[], ctx: RenderContext, result: RenderResult)
   }
   result.hasLink = all.length > 0;
   if (all.length === 0) return;
-  const realmHost = ctx.realmUrl ? urlsplit(ctx.realmUrl).netloc.toLowerCase() : null;
+  let realmHost: string | null = null;
+  if (ctx.realmUrl) {
+    realmUrlParts(ctx.realmUrl);
+    realmHost = lastRealmHost;
+  }
   const seen = new Set<string>();
   for (const url of all) {
     if (seen.has(url)) continue;
