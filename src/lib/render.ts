@@ -4,9 +4,10 @@ import type { App } from '../app';
 import { stmt } from '../db/stmt';
 import { watchedCache } from '../db/watch';
 import { accessibleUsers } from './access';
+import type { RealmEmojiInfo } from './emoji';
 import { renderMarkdown, type RenderContext, type RenderResult } from './markdown';
 import { getRealmById, type RealmRow } from './realm';
-import { realmEmojiLookup } from './realm-emoji';
+import { findRealmEmojiByName } from './realm-emoji';
 import { realmExtraSettings } from './realm-settings';
 import { topicKey } from './narrow';
 import { realmLinkifiers } from './linkifiers';
@@ -52,15 +53,16 @@ type NamedUser = Readonly<{ id: number; full_name: string }>;
 type NamedStream = Readonly<{ id: number; name: string }>;
 
 // The name and id lookups, from memory: each was a query (~4-5 µs with its statement lookup) per
-// @-mention and #channel link of every message sent. The rows as the queries return them, before the
+// @-mention, #channel link and :emoji: of every message sent. The rows as the queries return them, before the
 // sender's access is checked (per message, below); null for no match. Emptied by any change to the
-// table read (watchedCache), so a rename, a deactivation or a new user is seen by the next message.
+// table read (watchedCache), so a rename, a deactivation, a new user or emoji is seen by the next message.
 // Bounded: names come from message text, so a name longer than any user's or channel's (Zulip allows
 // 60 characters) is looked up without being remembered, and each cache holds 2,000 names at most.
 const MAX_CACHED_NAME = 100;
 const CACHED_NAMES = 2000;
 const userByNameCache = (app: App) => watchedCache<string, NamedUser | null>(app.db, 'render-user-by-name', ['user'], CACHED_NAMES);
 const userByIdCache = (app: App) => watchedCache<string, NamedUser | null>(app.db, 'render-user-by-id', ['user'], CACHED_NAMES);
+const realmEmojiCache = (app: App) => watchedCache<string, Readonly<RealmEmojiInfo> | null>(app.db, 'render-realm-emoji-by-name', ['realm_emoji'], CACHED_NAMES);
 const streamByNameCache = (app: App) => watchedCache<string, NamedStream | null>(app.db, 'render-stream-by-name', ['stream'], CACHED_NAMES);
 
 class OrganizationRenderContext implements RenderContext {
@@ -98,17 +100,25 @@ class OrganizationRenderContext implements RenderContext {
   }
 
   userByName(name: string): { id: number; full_name: string } | null {
-    const query = () => Object.freeze((stmt(this.app.db, USER_BY_NAME_SQL).get(this.realmId, name) as NamedUser | undefined) ?? null);
-    const row = name.length > MAX_CACHED_NAME ? query() : userByNameCache(this.app).get(`${this.realmId}\n${name}`, query);
+    const cache = name.length > MAX_CACHED_NAME ? null : userByNameCache(this.app);
+    const key = `${this.realmId}\n${name}`;
+    let row = cache?.peek(key);
+    if (row === undefined) {
+      row = Object.freeze((stmt(this.app.db, USER_BY_NAME_SQL).get(this.realmId, name) as NamedUser | undefined) ?? null);
+      cache?.put(key, row);
+    }
     return this.mayMention(row ?? undefined);
   }
 
   // The system bots are not the organization's (cross-realm in Zulip): mentioning them mentions nobody.
   userById(id: number): { id: number; full_name: string } | null {
-    const row = userByIdCache(this.app).get(
-      `${this.realmId}\n${id}`,
-      () => Object.freeze((stmt(this.app.db, USER_BY_ID_SQL).get(this.realmId, id) as NamedUser | undefined) ?? null),
-    );
+    const cache = userByIdCache(this.app);
+    const key = `${this.realmId}\n${id}`;
+    let row = cache.peek(key);
+    if (row === undefined) {
+      row = Object.freeze((stmt(this.app.db, USER_BY_ID_SQL).get(this.realmId, id) as NamedUser | undefined) ?? null);
+      cache.put(key, row);
+    }
     return this.mayMention(row ?? undefined);
   }
 
@@ -122,18 +132,28 @@ class OrganizationRenderContext implements RenderContext {
 
   // As Zulip's get_stream_name_info: the exact name, among channels not archived.
   streamByName(name: string): { id: number; name: string } | null {
-    const query = () =>
-      Object.freeze(
+    const cache = name.length > MAX_CACHED_NAME ? null : streamByNameCache(this.app);
+    const key = `${this.realmId}\n${name}`;
+    let row = cache?.peek(key);
+    if (row === undefined) {
+      row = Object.freeze(
         (stmt(this.app.db, 'SELECT id, name FROM stream WHERE realm_id = ? AND name = ? COLLATE BINARY AND deactivated = 0').get(this.realmId, name) as
           | NamedStream
           | undefined) ?? null,
       );
-    const row = name.length > MAX_CACHED_NAME ? query() : streamByNameCache(this.app).get(`${this.realmId}\n${name}`, query);
+      cache?.put(key, row);
+    }
     return this.mayLink(row ?? undefined);
   }
 
   realmEmojiByName(name: string): ReturnType<RenderContext['realmEmojiByName'] & object> {
-    const e = realmEmojiLookup(this.app.db, this.realmId).byName(name);
+    const cache = name.length > MAX_CACHED_NAME ? null : realmEmojiCache(this.app);
+    const key = `${this.realmId}\n${name}`;
+    let e = cache?.peek(key);
+    if (e === undefined) {
+      e = Object.freeze(findRealmEmojiByName(this.app.db, this.realmId, name));
+      cache?.put(key, e);
+    }
     return e && !e.deactivated ? e : null;
   }
 

@@ -127,6 +127,21 @@ describe('remembered lookups follow the organization', () => {
     assert.equal(await render(hamlet, '#**Later**'), '<p>#<strong>Later</strong></p>');
   });
 
+  it('a custom emoji added or removed after its name was looked up', async () => {
+    const { hamlet, othello, owner } = t.users;
+    assert.equal(await render(othello, 'hi :dancing_cat:'), '<p>hi :dancing_cat:</p>');
+    const { body, contentType } = multipart([{ field: 'file', filename: 'cat.png', type: 'image/png', data: PNG }]);
+    const added = await t.raw('POST', '/api/v1/realm/emoji/dancing_cat', { headers: { authorization: basicAuth(hamlet), 'content-type': contentType }, body });
+    assert.deepEqual(added.body, SUCCESS);
+    const id = (t.app.db.prepare("SELECT id FROM realm_emoji WHERE name = 'dancing_cat'").get() as { id: number }).id;
+    assert.equal(
+      await render(othello, 'hi :dancing_cat:'),
+      `<p>hi <img alt=":dancing_cat:" class="emoji" src="/user_avatars/${realmId()}/emoji/images/${id}.png" title="dancing cat"></p>`,
+    );
+    assert.deepEqual((await t.api(owner, 'DELETE', '/realm/emoji/dancing_cat')).body, SUCCESS);
+    assert.equal(await render(othello, 'hi :dancing_cat:'), '<p>hi :dancing_cat:</p>');
+  });
+
   it('a new, changed or removed linkifier applies to the next message and its topic', async () => {
     const { hamlet, admin } = t.users;
     const c = await createChannel(t, hamlet, 'tickets', [hamlet]);
