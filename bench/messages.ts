@@ -1,11 +1,13 @@
 // Message benchmarks (run by hand: `node --import tsx bench/messages.ts [send|read|all] [--content plain|mix|both] [--rounds N]`):
 //  send: POST /messages to a channel with 50 subscribers from 16 concurrent keep-alive clients;
 //        every reply comes after its commit, so the rate is committed messages per second.
-//        --content (bench/send-content.ts): plain one-liners, a mix of formatted chat, or both
-//        (default; or a list such as plain,flat,mix, flat being the mix without its markup)
+//        --content (bench/send-content.ts): a list of plain one-liners, a mix of formatted chat,
+//        and flat, the mix without its markup (default plain,flat,mix; both: plain,mix)
 //        against the same server, alternating over --rounds rounds (3) of BENCH_SECONDS
-//        (5) each after a warm-up, with the median of each and the mix/plain ratio; then µs per
-//        message by stage, in process (bench/send-inprocess.ts; BENCH_SPLIT_N messages, 0: none).
+//        (5) each after a warm-up, with the median of each, the mix/plain ratio (the goal), the
+//        mix/flat ratio (what the markup costs over the same length) and markdown-it's CommonMark
+//        renderer on the same contents (the floor: bench/render-floor.ts); then µs per message
+//        by stage, in process (bench/send-inprocess.ts; BENCH_SPLIT_N messages, 0: none).
 //  read: GET /messages (100 newest, channel + topic narrow) and full-text search on a database of
 //        1,000,000 messages; p50/p95 latencies.
 // The server runs as its own process (rate limits off); the load comes from this process.
@@ -26,6 +28,7 @@ import { FLAG } from '../src/lib/narrow';
 import { openDatabase } from '../src/db/open';
 import { sendContent, type ContentKind, type MixContext } from './send-content';
 import { sendSplit, splitTable } from './send-inprocess';
+import { commonmarkFloor, floorLine } from './render-floor';
 
 const root = path.join(__dirname, '..');
 
@@ -240,6 +243,15 @@ async function benchSend(contentArg: string, rounds: number): Promise<void> {
       `  mix/plain ratio of medians ${(ratio * 100).toFixed(1)} % (per round ${ratios.map((x) => (x * 100).toFixed(1)).join(', ')} %); target >= 90 %: ${ratio >= 0.9 ? 'PASS' : 'FAIL'}`,
     );
   }
+  // What formatting costs over the same length (flat is the mix's text without its markup), beside
+  // what it costs at least: the goals' floor lines.
+  if (kinds.includes('flat') && kinds.includes('mix')) {
+    const ratio = med('mix').rate / med('flat').rate;
+    const cpu = med('mix').cpuPerMsg - med('flat').cpuPerMsg;
+    const overPlain = kinds.includes('plain') ? `, flat over plain +${(med('flat').cpuPerMsg - med('plain').cpuPerMsg).toFixed(0)} µs (length alone)` : '';
+    console.log(`  mix/flat ratio of medians ${(ratio * 100).toFixed(1)} %; server CPU mix over flat +${cpu.toFixed(0)} µs per message (the markup)${overPlain}`);
+  }
+  console.log(`  ${floorLine(commonmarkFloor(kinds, { mentionable: s.mentionable, channel: 'bench' }))}`);
   if (listeners) console.log(`  ${listeners} event queues long-polling: ${eventsReceived} message events received (${(eventsReceived / elapsed).toFixed(0)}/s)`);
   fs.rmSync(s.dir, { recursive: true, force: true });
   // Where a send's time goes, per content: in this process, without HTTP (bench/send-inprocess.ts).
@@ -327,7 +339,7 @@ function flag(name: string): string | undefined {
 
 async function main(): Promise<void> {
   const which = process.argv[2] ?? 'all';
-  const content = flag('--content') ?? 'both';
+  const content = flag('--content') ?? 'plain,flat,mix';
   if (content !== 'both' && !content.split(',').every((k) => ['plain', 'mix', 'flat'].includes(k))) throw new Error('--content plain|mix|flat|both or a list (plain,flat,mix)');
   if (which === 'send' || which === 'all') await benchSend(content, Number(flag('--rounds') ?? 3));
   if (which === 'read' || which === 'all') await benchRead();

@@ -1,6 +1,6 @@
 // POST /messages without HTTP: doSendMessage in batches of 16 per commit (as 16 concurrent clients
 // share a turn), to a channel of 50 subscribers. Run by hand:
-//   node --import tsx bench/send-inprocess.ts          N=4000 messages, plain and mix contents
+//   node --import tsx bench/send-inprocess.ts          N=4000 messages, plain, flat and mix contents
 //   DROP=usermessage_unread node --import tsx bench/send-inprocess.ts   (what an index costs)
 // For each content (bench/send-content.ts) it prints the rate and µs per message split into stages,
 // from a CPU profile taken in process (node:inspector, 100 µs samples) of a second, equal run: each
@@ -162,17 +162,22 @@ export async function sendSplit(kinds: ContentKind[], n: number): Promise<SendSp
 
 /** The split as a table: one column per content. */
 export function splitTable(splits: SendSplit[]): string {
-  const rows = [`  ${'CPU µs per message'.padEnd(22)}${splits.map((s) => s.kind.padStart(9)).join('')}`];
-  for (const k of ORDER) rows.push(`  ${k.padEnd(22)}${splits.map((s) => (s.stages.get(k) as number).toFixed(1).padStart(9)).join('')}`);
+  // With flat and mix, a column of their difference: what the markup costs at each stage.
+  const flat = splits.find((s) => s.kind === 'flat');
+  const mix = splits.find((s) => s.kind === 'mix');
+  const markup = flat && mix ? (k: string) => ((mix.stages.get(k) as number) - (flat.stages.get(k) as number)).toFixed(1).padStart(10) : null;
+  const rows = [`  ${'CPU µs per message'.padEnd(22)}${splits.map((s) => s.kind.padStart(9)).join('')}${markup ? 'mix−flat'.padStart(10) : ''}`];
+  for (const k of ORDER) rows.push(`  ${k.padEnd(22)}${splits.map((s) => (s.stages.get(k) as number).toFixed(1).padStart(9)).join('')}${markup?.(k) ?? ''}`);
   const total = (s: SendSplit) => [...s.stages.values()].reduce((a, b) => a + b, 0);
-  rows.push(`  ${'total'.padEnd(22)}${splits.map((s) => total(s).toFixed(1).padStart(9)).join('')}`);
+  const totals = `${splits.map((s) => total(s).toFixed(1).padStart(9)).join('')}${flat && mix ? (total(mix) - total(flat)).toFixed(1).padStart(10) : ''}`;
+  rows.push(`  ${'total'.padEnd(22)}${totals}`);
   rows.push(`  ${'messages/s (wall)'.padEnd(22)}${splits.map((s) => s.rate.toFixed(0).padStart(9)).join('')}`);
   return rows.join('\n');
 }
 
 if (process.argv[1] && path.basename(process.argv[1]) === 'send-inprocess.ts') {
   const N = Number(process.env.N ?? 4000);
-  sendSplit(['plain', 'mix'], N).then((splits) => {
+  sendSplit(['plain', 'flat', 'mix'], N).then((splits) => {
     console.log(`${N} messages of each content in process (50 subscribers, 16 per commit, load average ${os.loadavg()[0].toFixed(2)}):\n${splitTable(splits)}`);
   });
 }
