@@ -140,10 +140,13 @@ interface SplitUrl {
   fragment: string;
 }
 
+const TAB_OR_NEWLINE = /[\t\r\n]/;
+
 // Python's urllib.parse.urlsplit, enough for sanitising.
 function urlsplit(url: string): SplitUrl {
   let scheme = '';
-  let rest = url.replace(/^[\x00-\x20]+/, '').replace(/[\t\r\n]/g, '');
+  let rest = url.charCodeAt(0) <= 0x20 ? url.replace(/^[\x00-\x20]+/, '') : url;
+  if (TAB_OR_NEWLINE.test(rest)) rest = rest.replace(/[\t\r\n]/g, '');
   const m = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(rest);
   if (m) {
     scheme = m[1]!.toLowerCase();
@@ -873,15 +876,17 @@ function linkHtml(ctx: RenderContext, url: string, text: string): { html: string
 
 // Candidate words only: a URL holds no whitespace, so the regex never scans long text at once.
 const MAX_LINK_WORD = 2048;
+// Shared (the finder sets lastIndex before each scan and calls nothing that uses it while scanning).
+const WORD_RE = /\S+/g;
 function findWebLink(ctx: RenderContext): Finder {
   webLinkRegex ??= buildWebLinkRegex();
   const re = webLinkRegex;
   return (s, from) => {
-    const wordRe = /\S+/g;
+    const wordRe = WORD_RE;
     wordRe.lastIndex = from;
     for (let w = wordRe.exec(s); w !== null; w = wordRe.exec(s)) {
       const word = w[0];
-      if (word.length > MAX_LINK_WORD || !/[.@:]/.test(word)) continue;
+      if (word.length > MAX_LINK_WORD || !MAY_BE_WEB_LINK.test(word)) continue;
       const start = Math.max(w.index, from);
       // One character of context on each side is all the look-arounds need.
       const ctxStart = Math.max(0, start - 1);
