@@ -443,6 +443,8 @@ function applyAutomaticVisibility(app: App, sender: UserRow, stream: StreamRow, 
     chosen = visibilityAfterSend(sender, current, channelMuted, started);
     if (chosen !== null) setVisibilityPolicy(app, sender, stream, topic, chosen);
   }
+  // Most messages mention nobody: no set of the recipients (50 entries for 50 subscribers) for them.
+  if (mentioned.size === 0) return chosen;
   const recipientSet = new Set(recipients);
   for (const uid of mentioned) {
     if (!recipientSet.has(uid)) continue;
