@@ -170,6 +170,9 @@ CREATE UNIQUE INDEX user_realm_email ON user(realm_id, email COLLATE NOCASE);
 CREATE UNIQUE INDEX user_realm_delivery_email ON user(realm_id, delivery_email COLLATE NOCASE);
 CREATE UNIQUE INDEX user_api_key ON user(api_key);
 CREATE INDEX user_bot_owner ON user(bot_owner_id) WHERE bot_owner_id IS NOT NULL;
+-- @-mentions by name (lib/render.ts) and the bot name check: without it each mention scanned the
+-- organization's users.
+CREATE INDEX user_realm_full_name ON user(realm_id, full_name COLLATE NOCASE);
 
 -- Web login sessions (HttpOnly cookie). The cookie holds a random token; only its SHA-256 is stored.
 CREATE TABLE session (
@@ -531,6 +534,9 @@ CREATE TABLE realm_emoji (
   file_name    TEXT,
   deactivated  INTEGER NOT NULL DEFAULT 0
 );
+-- :name: in a message (lib/render.ts) looks its emoji up by name: without it, a scan of every
+-- organization's custom emoji per :name:.
+CREATE INDEX realm_emoji_realm_name ON realm_emoji(realm_id, name, deactivated, id);
 
 -- Custom profile fields and their per-user values.
 CREATE TABLE custom_profile_field (

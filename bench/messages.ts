@@ -1,6 +1,13 @@
-// Message benchmarks (run by hand: `node --import tsx bench/messages.ts [send|read|all]`):
+// Message benchmarks (run by hand: `node --import tsx bench/messages.ts [send|read|all] [--content plain|mix|both] [--rounds N]`):
 //  send: POST /messages to a channel with 50 subscribers from 16 concurrent keep-alive clients;
 //        every reply comes after its commit, so the rate is committed messages per second.
+//        --content (bench/send-content.ts): a list of plain one-liners, a mix of formatted chat,
+//        and flat, the mix without its markup (default plain,flat,mix; both: plain,mix)
+//        against the same server, alternating over --rounds rounds (3) of BENCH_SECONDS
+//        (5) each after a warm-up, with the median of each, the mix/plain ratio (the goal), the
+//        mix/flat ratio (what the markup costs over the same length) and markdown-it's CommonMark
+//        renderer on the same contents (the floor: bench/render-floor.ts); then µs per message
+//        by stage, in process (bench/send-inprocess.ts; BENCH_SPLIT_N messages, 0: none).
 //  read: GET /messages (100 newest, channel + topic narrow) and full-text search on a database of
 //        1,000,000 messages; p50/p95 latencies.
 // The server runs as its own process (rate limits off); the load comes from this process.
@@ -19,6 +26,9 @@ import { ROLE } from '../src/lib/roles';
 import { findUserById, type UserRow } from '../src/lib/users';
 import { FLAG } from '../src/lib/narrow';
 import { openDatabase } from '../src/db/open';
+import { sendContent, type ContentKind, type MixContext } from './send-content';
+import { sendSplit, splitTable } from './send-inprocess';
+import { commonmarkFloor, floorLine } from './render-floor';
 
 const root = path.join(__dirname, '..');
 
@@ -29,6 +39,8 @@ interface Seeded {
   streamId: number;
   /** Basic auth headers of the other subscribers. */
   others: string[];
+  /** Full names of the other subscribers. */
+  mentionable: string[];
 }
 
 function seed(subscribers: number): Seeded {
@@ -39,11 +51,13 @@ function seed(subscribers: number): Seeded {
   const { realmId, owner } = doCreateRealm(app, { name: 'Bench', ownerEmail: 'owner@bench.example.com', ownerPassword: 'benchmark-pw', ownerFullName: 'Owner' });
   const ids = [owner.userId];
   const others: string[] = [];
+  const mentionable: string[] = [];
   for (let i = 1; i < subscribers; i++) {
     const email = `user${i}@bench.example.com`;
     const u = doCreateUser(app, { realmId, email, password: null, fullName: `User ${i}`, role: ROLE.MEMBER, acting: null });
     ids.push(u.userId);
     others.push('Basic ' + Buffer.from(`${email}:${u.apiKey}`).toString('base64'));
+    mentionable.push(`User ${i}`);
   }
   const ownerRow = findUserById(app.db, realmId, owner.userId) as UserRow;
   const stream = doCreateChannel(app, ownerRow, realmId, { name: 'bench' });
@@ -51,7 +65,7 @@ function seed(subscribers: number): Seeded {
   for (const id of ids) sub.run(id, stream.id);
   app.batch.commit();
   app.close();
-  return { dir, email: owner.email, apiKey: owner.apiKey, streamId: stream.id, others };
+  return { dir, email: owner.email, apiKey: owner.apiKey, streamId: stream.id, others, mentionable };
 }
 
 /** Fills the channel with `count` messages (two topics) straight through SQL, with FTS and per-user rows. */
@@ -102,11 +116,61 @@ const request = (port: number, auth: string, method: string, p: string, body?: s
 
 const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
-async function benchSend(): Promise<void> {
+interface SendPhase {
+  kind: ContentKind;
+  rate: number;
+  ok: number;
+  failed: number;
+  elapsed: number;
+  /** Server CPU (1.0 = one core) over the phase. */
+  serverCpu: number;
+  clientCpu: number;
+}
+
+/** `clients` keep-alive clients post `kind` messages for `seconds`; the rate is committed messages per second. */
+async function sendPhase(port: number, auth: string, s: Seeded, kind: ContentKind, seconds: number, clients: number, pid: number, next: { i: number }): Promise<SendPhase> {
+  const mix: MixContext = { mentionable: s.mentionable, channel: 'bench' };
+  let ok = 0;
+  let failed = 0;
+  const deadline = Date.now() + seconds * 1000;
+  const started = Date.now();
+  const serverCpu0 = cpuSeconds(pid);
+  const clientCpu0 = process.cpuUsage();
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      while (Date.now() < deadline) {
+        const body = new URLSearchParams({ type: 'stream', to: String(s.streamId), topic: `topic ${c % 4}`, content: sendContent(kind, next.i++, mix) }).toString();
+        const res = await request(port, auth, 'POST', '/api/v1/messages', body);
+        if (res.status === 200) ok++;
+        else if (failed++ < 3) console.error(res.status, res.body);
+      }
+    }),
+  );
+  const elapsed = (Date.now() - started) / 1000;
+  const clientUsage = process.cpuUsage(clientCpu0);
+  return { kind, rate: ok / elapsed, ok, failed, elapsed, serverCpu: (cpuSeconds(pid) - serverCpu0) / elapsed, clientCpu: (clientUsage.user + clientUsage.system) / 1e6 / elapsed };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+function phaseLine(p: SendPhase): string {
+  return (
+    `${p.kind.padEnd(5)} ${p.elapsed.toFixed(1)} s: ${p.rate.toFixed(0)} messages/s (${p.ok} ok, ${p.failed} failed), ` +
+    `server CPU ${(p.serverCpu * 100).toFixed(0)} % (${((p.serverCpu / p.rate) * 1e6).toFixed(0)} µs per message), load generator CPU ${(p.clientCpu * 100).toFixed(0)} %`
+  );
+}
+
+async function benchSend(contentArg: string, rounds: number): Promise<void> {
   const s = seed(50);
   const { proc, port } = await startServer(s.dir);
+  const pid = proc.pid as number;
   const auth = 'Basic ' + Buffer.from(`${s.email}:${s.apiKey}`).toString('base64');
-  const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+  const kinds: ContentKind[] = contentArg === 'both' ? ['plain', 'mix'] : (contentArg.split(',') as ContentKind[]);
+  const several = kinds.length > 1;
+  const seconds = Number(process.env.BENCH_SECONDS ?? (several ? 5 : 10));
   const clients = 16;
   // BENCH_LISTENERS: that many other subscribers hold an event queue for messages and long-poll it
   // throughout, as connected clients do (default none: the send path alone).
@@ -117,50 +181,85 @@ async function benchSend(): Promise<void> {
       return { auth: a, id: JSON.parse(res.body).queue_id as string };
     }),
   );
-  let ok = 0;
-  let failed = 0;
   let eventsReceived = 0;
-  const deadline = Date.now() + seconds * 1000;
-  const polling = queues.map(async (q) => {
+  let polling = true;
+  const polls = queues.map(async (q) => {
     let last = -1;
-    while (Date.now() < deadline) {
+    while (polling) {
       const res = await request(port, q.auth, 'GET', `/api/v1/events?queue_id=${encodeURIComponent(q.id)}&last_event_id=${last}`);
       const events = JSON.parse(res.body).events as { id: number; type: string }[];
       for (const e of events) if (e.type === 'message') eventsReceived++;
       if (events.length) last = events[events.length - 1].id;
     }
   });
-  const started = Date.now();
-  const serverCpu0 = cpuSeconds(proc.pid as number);
-  const clientCpu0 = process.cpuUsage();
-  await Promise.all(
-    Array.from({ length: clients }, async (_, c) => {
-      let i = 0;
-      while (Date.now() < deadline) {
-        const body = new URLSearchParams({ type: 'stream', to: String(s.streamId), topic: `topic ${c % 4}`, content: `hello from client ${c}, message ${i++}` }).toString();
-        const res = await request(port, auth, 'POST', '/api/v1/messages', body);
-        if (res.status === 200) ok++;
-        else if (failed++ < 3) console.error(res.status, res.body);
-      }
-    }),
-  );
-  const elapsed = (Date.now() - started) / 1000;
-  const serverCpu = (cpuSeconds(proc.pid as number) - serverCpu0) / elapsed;
-  if (listeners) {
-    // One more message wakes the parked polls so they can see the deadline.
-    await request(port, auth, 'POST', '/api/v1/messages', new URLSearchParams({ type: 'stream', to: String(s.streamId), topic: 'end', content: 'end' }).toString());
-    await Promise.all(polling);
+  const next = { i: 0 };
+  const phases: SendPhase[] = [];
+  if (several) {
+    // Both contents once, unmeasured: the renderer's code and the JIT warm up before the rounds.
+    for (const k of kinds) await sendPhase(port, auth, s, k, 2, clients, pid, next);
   }
-  const clientUsage = process.cpuUsage(clientCpu0);
-  const clientCpu = (clientUsage.user + clientUsage.system) / 1e6 / elapsed;
+  const started = Date.now();
+  for (let r = 0; r < (several ? rounds : 1); r++) {
+    // The order alternates by round, so no content always runs first (after a checkpoint, say).
+    for (const k of r % 2 ? [...kinds].reverse() : kinds) {
+      const p = await sendPhase(port, auth, s, k, seconds, clients, pid, next);
+      phases.push(p);
+      console.log(`  round ${r + 1}: ${phaseLine(p)}`);
+    }
+  }
+  const elapsed = (Date.now() - started) / 1000;
+  if (listeners) {
+    polling = false;
+    // One more message wakes the parked polls so they can see the end.
+    await request(port, auth, 'POST', '/api/v1/messages', new URLSearchParams({ type: 'stream', to: String(s.streamId), topic: 'end', content: 'end' }).toString());
+    await Promise.all(polls);
+  }
   proc.kill('SIGINT'); // SIGINT lets --cpu-prof (BENCH_NODE_ARGS) write its profile
   await new Promise((r) => proc.once('exit', r));
-  console.log(
-    `POST /messages, 50 subscribers, ${clients} clients, ${elapsed.toFixed(1)} s: ${(ok / elapsed).toFixed(0)} messages/s committed (${ok} ok, ${failed} failed); target >= 5000\n` +
-      `  server CPU ${(serverCpu * 100).toFixed(0)} % (${((serverCpu / (ok / elapsed)) * 1e6).toFixed(0)} µs per message), load generator CPU ${(clientCpu * 100).toFixed(0)} %, load average ${os.loadavg()[0].toFixed(2)}` +
-      (listeners ? `\n  ${listeners} event queues long-polling: ${eventsReceived} message events received (${(eventsReceived / elapsed).toFixed(0)}/s)` : ''),
-  );
+  const med = (k: ContentKind) => {
+    const ps = phases.filter((p) => p.kind === k);
+    const rates = ps.map((p) => p.rate);
+    return { rate: median(rates), min: Math.min(...rates), max: Math.max(...rates), cpuPerMsg: median(ps.map((p) => (p.serverCpu / p.rate) * 1e6)) };
+  };
+  console.log(`POST /messages, 50 subscribers, ${clients} clients, ${phases.length} phases of ${seconds} s, load average ${os.loadavg()[0].toFixed(2)}:`);
+  for (const k of kinds) {
+    const m = med(k);
+    console.log(
+      `  ${k.padEnd(5)} median ${m.rate.toFixed(0)} messages/s (${m.min.toFixed(0)}–${m.max.toFixed(0)} over ${phases.filter((p) => p.kind === k).length}), server CPU ${m.cpuPerMsg.toFixed(0)} µs per message; ` +
+        `target >= 7000: ${m.rate >= 7000 ? 'PASS' : 'FAIL'}`,
+    );
+  }
+  if (kinds.includes('plain') && kinds.includes('mix')) {
+    // Each round's own ratio, so that a slow stretch of the machine hits both contents of a round.
+    const ratios: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const inRound = phases.slice(r * kinds.length, (r + 1) * kinds.length);
+      const plain = inRound.find((p) => p.kind === 'plain') as SendPhase;
+      const mixed = inRound.find((p) => p.kind === 'mix') as SendPhase;
+      ratios.push(mixed.rate / plain.rate);
+    }
+    const ratio = med('mix').rate / med('plain').rate;
+    console.log(
+      `  mix/plain ratio of medians ${(ratio * 100).toFixed(1)} % (per round ${ratios.map((x) => (x * 100).toFixed(1)).join(', ')} %); target >= 90 %: ${ratio >= 0.9 ? 'PASS' : 'FAIL'}`,
+    );
+  }
+  // What formatting costs over the same length (flat is the mix's text without its markup), beside
+  // what it costs at least: the goals' floor lines.
+  if (kinds.includes('flat') && kinds.includes('mix')) {
+    const ratio = med('mix').rate / med('flat').rate;
+    const cpu = med('mix').cpuPerMsg - med('flat').cpuPerMsg;
+    const overPlain = kinds.includes('plain') ? `, flat over plain +${(med('flat').cpuPerMsg - med('plain').cpuPerMsg).toFixed(0)} µs (length alone)` : '';
+    console.log(`  mix/flat ratio of medians ${(ratio * 100).toFixed(1)} %; server CPU mix over flat +${cpu.toFixed(0)} µs per message (the markup)${overPlain}`);
+  }
+  console.log(`  ${floorLine(commonmarkFloor(kinds, { mentionable: s.mentionable, channel: 'bench' }))}`);
+  if (listeners) console.log(`  ${listeners} event queues long-polling: ${eventsReceived} message events received (${(eventsReceived / elapsed).toFixed(0)}/s)`);
   fs.rmSync(s.dir, { recursive: true, force: true });
+  // Where a send's time goes, per content: in this process, without HTTP (bench/send-inprocess.ts).
+  const splitN = Number(process.env.BENCH_SPLIT_N ?? 4000);
+  if (splitN > 0) {
+    const splits = await sendSplit(kinds, splitN);
+    console.log(`In process, ${splitN} messages of each content, 16 per commit, split from a CPU profile (load average ${os.loadavg()[0].toFixed(2)}):\n${splitTable(splits)}`);
+  }
 }
 
 async function benchRead(): Promise<void> {
@@ -233,9 +332,16 @@ function addBacklog(s: Seeded, count: number): void {
   db.close();
 }
 
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
 async function main(): Promise<void> {
   const which = process.argv[2] ?? 'all';
-  if (which === 'send' || which === 'all') await benchSend();
+  const content = flag('--content') ?? 'plain,flat,mix';
+  if (content !== 'both' && !content.split(',').every((k) => ['plain', 'mix', 'flat'].includes(k))) throw new Error('--content plain|mix|flat|both or a list (plain,flat,mix)');
+  if (which === 'send' || which === 'all') await benchSend(content, Number(flag('--rounds') ?? 3));
   if (which === 'read' || which === 'all') await benchRead();
   agent.destroy();
 }

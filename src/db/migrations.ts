@@ -176,6 +176,8 @@ const STEPS: ((db: Db) => void)[] = [
     db.exec('DROP INDEX IF EXISTS usermessage_unread');
     db.exec(schemaStatement('usermessage_unread'));
   },
+  // 13: @-mentions and :emoji: find their user or custom emoji by name through an index.
+  (db) => createMissing(db, ['user_realm_full_name', 'realm_emoji_realm_name']),
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

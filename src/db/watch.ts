@@ -17,6 +17,8 @@ const WATCHED_TABLES = [
   'alert_word',
   'muted_user',
   'custom_profile_field_value',
+  'linkifier',
+  'realm_emoji',
 ] as const;
 
 export type WatchedTable = (typeof WATCHED_TABLES)[number];
@@ -74,32 +76,48 @@ export function invalidateAll(db: Db): void {
   for (const set of listeners.get(db)?.values() ?? []) for (const fn of set) fn();
 }
 
-const derived = new WeakMap<Db, Map<string, Map<unknown, unknown>>>();
+/** A cache made by watchedCache: `get` computes what it lacks; `peek` and `put` let a hot caller look up without a closure. */
+export interface WatchedCache<K, V> {
+  get(key: K, compute: () => V): V;
+  /** The remembered value, or undefined. */
+  peek(key: K): V | undefined;
+  put(key: K, value: V): void;
+}
+
+class BoundedCache<K, V> implements WatchedCache<K, V> {
+  readonly map = new Map<K, V>();
+  constructor(private readonly maxEntries: number) {}
+  get(key: K, compute: () => V): V {
+    if (this.map.has(key)) return this.map.get(key) as V;
+    const v = compute();
+    this.put(key, v);
+    return v;
+  }
+  peek(key: K): V | undefined {
+    return this.map.get(key);
+  }
+  put(key: K, value: V): void {
+    if (this.map.size >= this.maxEntries) this.map.clear();
+    this.map.set(key, value);
+  }
+}
+
+const derived = new WeakMap<Db, Map<string, BoundedCache<unknown, unknown>>>();
 
 /**
  * A bounded in-memory cache on `db` for values derived from `tables`, emptied whenever a row of any
- * of them changes (or a commit fails). `name` identifies the cache: one per (db, name).
+ * of them changes (or a commit fails). `name` identifies the cache: one per (db, name), the same
+ * object at every call (a hot path may call this per lookup: it allocates nothing once made).
  */
-export function watchedCache<K, V>(db: Db, name: string, tables: readonly WatchedTable[], maxEntries = 10_000): {
-  get(key: K, compute: () => V): V;
-} {
+export function watchedCache<K, V>(db: Db, name: string, tables: readonly WatchedTable[], maxEntries = 10_000): WatchedCache<K, V> {
   let byName = derived.get(db);
   if (!byName) derived.set(db, (byName = new Map()));
-  let map = byName.get(name) as Map<K, V> | undefined;
-  if (!map) {
-    const fresh = new Map<K, V>();
-    for (const t of tables) watchTable(db, t, () => fresh.clear());
-    byName.set(name, fresh as Map<unknown, unknown>);
-    map = fresh;
+  let cache = byName.get(name) as BoundedCache<K, V> | undefined;
+  if (!cache) {
+    const fresh = new BoundedCache<K, V>(maxEntries);
+    for (const t of tables) watchTable(db, t, () => fresh.map.clear());
+    byName.set(name, fresh as BoundedCache<unknown, unknown>);
+    cache = fresh;
   }
-  const m = map;
-  return {
-    get(key, compute) {
-      if (m.has(key)) return m.get(key) as V;
-      const v = compute();
-      if (m.size >= maxEntries) m.clear();
-      m.set(key, v);
-      return v;
-    },
-  };
+  return cache;
 }

@@ -2,6 +2,7 @@
 // templates, reverse templates, and the API shape.
 import type { Db } from '../db/open';
 import { stmt } from '../db/stmt';
+import { watchedCache } from '../db/watch';
 import { prepareLinkifierPattern, topicLinks, type Linkifier } from './markdown';
 import { compileRe2, type Re2 } from './re2';
 
@@ -55,9 +56,25 @@ const MEMO_LISTS = 8;
 const MEMO_TOPICS = 5000;
 
 /** Zulip's topic_links under the realm's current linkifiers: a function of the topic (memoised). */
+/**
+ * The organization's linkifiers in order, from memory: every message sent read them twice (its
+ * rendering and its topic links), a query each. Emptied by any change to the linkifier table.
+ */
+export function realmLinkifiers(db: Db, realmId: number): readonly Linkifier[] {
+  return watchedCache<number, readonly Linkifier[]>(db, 'realm-linkifiers', ['linkifier']).get(realmId, () =>
+    Object.freeze(
+      (stmt(db, 'SELECT pattern, url_template FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(realmId) as Linkifier[]).map((l) => Object.freeze(l)),
+    ),
+  );
+}
+
+// The memo's key of each remembered (frozen) list, made once per list rather than per message.
+const listKeys = new WeakMap<readonly Linkifier[], string>();
+
 export function realmTopicLinks(db: Db, realmId: number): (topic: string) => readonly TopicLink[] {
-  const linkifiers = stmt(db, 'SELECT pattern, url_template FROM linkifier WHERE realm_id = ? ORDER BY "order", id').all(realmId) as Linkifier[];
-  const key = JSON.stringify(linkifiers.map((l) => [l.pattern, l.url_template]));
+  const linkifiers = realmLinkifiers(db, realmId);
+  let key = listKeys.get(linkifiers);
+  if (key === undefined) listKeys.set(linkifiers, (key = JSON.stringify(linkifiers.map((l) => [l.pattern, l.url_template]))));
   let memo = topicLinkMemo.get(key);
   if (memo !== undefined) topicLinkMemo.delete(key);
   else if (topicLinkMemo.size >= MEMO_LISTS) topicLinkMemo.delete(topicLinkMemo.keys().next().value as string);

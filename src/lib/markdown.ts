@@ -106,13 +106,19 @@ interface Env {
   texBudget: number;
   /** What is left of MAX_LINKIFIER_WORK_PER_MESSAGE for this message. */
   linkifierBudget: number;
+  /** The message's finders that keep no state between text runs, made at their first use. */
+  findWebLink?: Finder;
+  findEmojiSyntax?: Finder;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Escaping
 
-const escapeText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const escapeAttr = (s: string): string => escapeText(s).replace(/"/g, '&quot;');
+// Most text has nothing to escape: one scan instead of three (or four) replacements.
+const TEXT_SPECIALS = /[&<>]/;
+const ATTR_SPECIALS = /[&<>"]/;
+const escapeText = (s: string): string => (TEXT_SPECIALS.test(s) ? s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;') : s);
+const escapeAttr = (s: string): string => (ATTR_SPECIALS.test(s) ? escapeText(s).replace(/"/g, '&quot;') : s);
 // zulip-compat: code blocks are escaped like Pygments does (quotes too); inline code and text are not.
 const escapeCode = (s: string): string => escapeAttr(s).replace(/'/g, '&#39;');
 
@@ -134,10 +140,13 @@ interface SplitUrl {
   fragment: string;
 }
 
+const TAB_OR_NEWLINE = /[\t\r\n]/;
+
 // Python's urllib.parse.urlsplit, enough for sanitising.
 function urlsplit(url: string): SplitUrl {
   let scheme = '';
-  let rest = url.replace(/^[\x00-\x20]+/, '').replace(/[\t\r\n]/g, '');
+  let rest = url.charCodeAt(0) <= 0x20 ? url.replace(/^[\x00-\x20]+/, '') : url;
+  if (TAB_OR_NEWLINE.test(rest)) rest = rest.replace(/[\t\r\n]/g, '');
   const m = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(rest);
   if (m) {
     scheme = m[1]!.toLowerCase();
@@ -176,8 +185,21 @@ function urlunsplit({ scheme, netloc, path, query, fragment }: SplitUrl): string
   return url;
 }
 
+// The last URL sanitised and its answer: a [text](url) link is sanitised twice in a row, when
+// markdown-it validates it and when its href is set (fixLinks).
+let lastSanitizedIn: string | null = null;
+let lastSanitizedOut: string | null = null;
+
 /** Zulip's sanitize_url: the href to use, or null if the URL must not become a link. */
-export function sanitizeUrl(url: string, depth = 0): string | null {
+export function sanitizeUrl(url: string): string | null {
+  if (url === lastSanitizedIn) return lastSanitizedOut;
+  const out = sanitizeUrlAt(url, 0);
+  lastSanitizedIn = url;
+  lastSanitizedOut = out;
+  return out;
+}
+
+function sanitizeUrlAt(url: string, depth: number): string | null {
   const parts = urlsplit(url.replace(/ /g, '%20'));
   if (parts.scheme === '' && parts.netloc === '' && parts.path.includes('@')) {
     parts.scheme = 'mailto';
@@ -187,14 +209,27 @@ export function sanitizeUrl(url: string, depth = 0): string | null {
     return '#' + parts.fragment;
   }
   // zulip-compat: a URL without a scheme is taken as http://.
-  if (!parts.scheme) return depth > 0 ? null : sanitizeUrl('http://' + url, depth + 1);
+  if (!parts.scheme) return depth > 0 ? null : sanitizeUrlAt('http://' + url, depth + 1);
   if (!ALLOWED_SCHEMES.has(parts.scheme)) return null;
   return urlunsplit(parts);
 }
 
+// The organization's URL as a link prefix and its host, derived once per URL (a server has one): each
+// was worked out again for every link of every message.
+let lastRealmUrl: string | null = null;
+let lastRealmPrefix = '';
+let lastRealmHost = '';
+function realmUrlParts(realmUrl: string): void {
+  if (realmUrl === lastRealmUrl) return;
+  lastRealmPrefix = realmUrl.replace(/\/+$/, '') + '/';
+  lastRealmHost = urlsplit(realmUrl).netloc.toLowerCase();
+  lastRealmUrl = realmUrl;
+}
+
 function rewriteLocalLink(ctx: RenderContext, href: string): string {
   if (ctx.realmUrl) {
-    const prefix = ctx.realmUrl.replace(/\/+$/, '') + '/';
+    realmUrlParts(ctx.realmUrl);
+    const prefix = lastRealmPrefix;
     if (href.startsWith(prefix + '#') || href.startsWith(prefix + 'user_uploads/')) return href.slice(prefix.length);
   }
   return href;
@@ -841,15 +876,17 @@ function linkHtml(ctx: RenderContext, url: string, text: string): { html: string
 
 // Candidate words only: a URL holds no whitespace, so the regex never scans long text at once.
 const MAX_LINK_WORD = 2048;
+// Shared (the finder sets lastIndex before each scan and calls nothing that uses it while scanning).
+const WORD_RE = /\S+/g;
 function findWebLink(ctx: RenderContext): Finder {
   webLinkRegex ??= buildWebLinkRegex();
   const re = webLinkRegex;
   return (s, from) => {
-    const wordRe = /\S+/g;
+    const wordRe = WORD_RE;
     wordRe.lastIndex = from;
     for (let w = wordRe.exec(s); w !== null; w = wordRe.exec(s)) {
       const word = w[0];
-      if (word.length > MAX_LINK_WORD || !/[.@:]/.test(word)) continue;
+      if (word.length > MAX_LINK_WORD || !MAY_BE_WEB_LINK.test(word)) continue;
       const start = Math.max(w.index, from);
       // One character of context on each side is all the look-arounds need.
       const ctxStart = Math.max(0, start - 1);
@@ -995,6 +1032,17 @@ const findUnicodeEmoji: Finder = (s, from) => {
   return null;
 };
 
+const MAY_BE_WEB_LINK = /[.@:]/;
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** The character a text token's neighbour stands for at its edge (see Piece). */
+function neighbour(t: Token | undefined, edge: 'before' | 'after'): string {
+  if (t === undefined) return '';
+  if (t.type === 'softbreak' || t.type === 'hardbreak') return '\n';
+  if (t.type === 'text') return edge === 'before' ? t.content.slice(-1) : t.content.slice(0, 1);
+  return edge === 'before' ? PLACEHOLDER_BEFORE : PLACEHOLDER_AFTER;
+}
+
 function processTextRun(state: StateCore, children: Token[], env: Env): Token[] {
   const out: Token[] = [];
   let linkDepth = 0;
@@ -1006,18 +1054,24 @@ function processTextRun(state: StateCore, children: Token[], env: Env): Token[] 
       out.push(tok);
       continue;
     }
-    const neighbour = (t: Token | undefined, edge: 'before' | 'after'): string => {
-      if (t === undefined) return '';
-      if (t.type === 'softbreak' || t.type === 'hardbreak') return '\n';
-      if (t.type === 'text') return edge === 'before' ? t.content.slice(-1) : t.content.slice(0, 1);
-      return edge === 'before' ? PLACEHOLDER_BEFORE : PLACEHOLDER_AFTER;
-    };
-    let pieces: Piece[] = [{ text: tok.content, html: null, before: neighbour(children[i - 1], 'before'), after: neighbour(children[i + 1], 'after') }];
-    pieces = splitPieces(pieces, findWebLink(env.ctx), true);
+    // Each finder's matches lie inside the text, and each needs a character the text may lack: a web
+    // link one of . @ : (a dot before its TLD, the @ of an address, the colon of a scheme), :emoji:
+    // a colon, a unicode emoji a character past ASCII (the ASCII digits, # and * that \p{Emoji}
+    // matches are text presentation alone). Most text runs need none of the finders.
+    const text = tok.content;
+    const web = MAY_BE_WEB_LINK.test(text);
+    const colon = text.includes(':');
+    const nonAscii = NON_ASCII.test(text);
+    if (!web && !colon && !nonAscii && env.linkifiers.length === 0 && !env.ctx.translateEmoticons) {
+      out.push(tok);
+      continue;
+    }
+    let pieces: Piece[] = [{ text, html: null, before: neighbour(children[i - 1], 'before'), after: neighbour(children[i + 1], 'after') }];
+    if (web) pieces = splitPieces(pieces, (env.findWebLink ??= findWebLink(env.ctx)), true);
     for (const l of env.linkifiers) pieces = splitPieces(pieces, findLinkifier(env, l), true);
-    pieces = splitPieces(pieces, findEmojiSyntax(env.ctx), false);
+    if (colon) pieces = splitPieces(pieces, (env.findEmojiSyntax ??= findEmojiSyntax(env.ctx)), false);
     if (env.ctx.translateEmoticons) pieces = splitPieces(pieces, findEmoticon, false);
-    pieces = splitPieces(pieces, findUnicodeEmoji, false);
+    if (nonAscii) pieces = splitPieces(pieces, findUnicodeEmoji, false);
     if (pieces.length === 1 && pieces[0]!.html === null) {
       out.push(tok);
       continue;
@@ -1132,6 +1186,8 @@ const INTERRUPTING_ITEM_RE = /^\d\.[ \t]+\S/;
 // The markdown-it instance (configured once; per-render data travels in env)
 
 // The built-in rule we wrap (markdown-it keeps them in the undocumented-but-stable __rules__).
+const CR_OR_NUL = /[\r\0]/;
+
 function ruleFn<T>(ruler: MarkdownIt.Ruler<T>, name: string): T {
   const rules = (ruler as unknown as { __rules__: { name: string; fn: T }[] }).__rules__;
   const rule = rules.find((r) => r.name === name);
@@ -1227,6 +1283,13 @@ function buildMarkdownIt(): MarkdownIt {
       }
     }
     return false;
+  });
+
+  // markdown-it's normalize rewrites the whole source (its newline pattern matches every \n) to turn
+  // \r\n and \r into \n and NUL into U+FFFD: without either there is nothing to change.
+  const normalize = ruleFn(md.core.ruler, 'normalize');
+  md.core.ruler.at('normalize', (state) => {
+    if (CR_OR_NUL.test(state.src)) normalize(state);
   });
 
   // Links: Zulip's sanitiser decides which URLs may become links.
@@ -1337,15 +1400,30 @@ const getMd = (): MarkdownIt => (mdInstance ??= buildMarkdownIt());
 // column, so such items are moved right to it. Fenced code is left alone.
 const LI_RE = /^[ ]*([*+-]|\d\.)[ ]+(.*)/;
 const LIST_ITEM_RE = /^( *)([*+-]|\d{1,9}\.)( +)(?=\S)/;
+// A named function, not an arrow per line: each closure made per line cost an allocation (and under
+// tsx a defineProperty for its name).
+function inCodeFence(open: readonly { code: boolean }[]): boolean {
+  for (const f of open) if (f.code) return true;
+  return false;
+}
+
+// Whether any line may be a list item (LI_RE or LIST_ITEM_RE): without one, preprocess changes nothing.
+const MAYBE_LIST_ITEM_RE = /^ *(?:[*+-]|\d{1,9}\.) /m;
+const THEMATIC_BREAK_RE = /^ *([*_-])( *\1){2,} *$/;
+const BULLET_RE = /^[*+-]$/;
+
 function preprocess(content: string): string {
+  if (!MAYBE_LIST_ITEM_RE.test(content)) return content;
   const lines = content.split('\n');
   const out: string[] = [];
   const openFences: { fence: string; code: boolean }[] = [];
   let items: { indent: number; content: number; marker: string }[] = [];
   let previousBlank = false;
+  let liLine: string | null = null;
+  let liMatch: RegExpExecArray | null = null;
   for (let i = 0; i < lines.length; i++) {
     let line = lines[i]!;
-    const inCode = openFences.some((x) => x.code);
+    const inCode = inCodeFence(openFences);
     const f = FENCE_RE.exec(line);
     if (f) {
       const lang = f[2] ?? null;
@@ -1356,7 +1434,7 @@ function preprocess(content: string): string {
     } else if (!inCode) {
       const item = LIST_ITEM_RE.exec(line);
       const indent = item ? item[1]!.length : 0;
-      if (item && (items.length > 0 || indent < 4) && !/^ *([*_-])( *\1){2,} *$/.test(line)) {
+      if (item && (items.length > 0 || indent < 4) && !THEMATIC_BREAK_RE.test(line)) {
         let sibling: (typeof items)[number] | undefined;
         while (items.length > 0 && items[items.length - 1]!.indent >= indent) {
           const popped = items.pop()!;
@@ -1366,7 +1444,7 @@ function preprocess(content: string): string {
         const shifted = parent && indent < parent.content ? parent.content : indent;
         let marker = item[2]!;
         // zulip-compat: "* a" then "- b" is one list (CommonMark starts a new one).
-        if (sibling && /^[*+-]$/.test(marker) && /^[*+-]$/.test(sibling.marker)) marker = sibling.marker;
+        if (sibling && BULLET_RE.test(marker) && BULLET_RE.test(sibling.marker)) marker = sibling.marker;
         line = ' '.repeat(shifted) + marker + line.slice(indent + item[2]!.length);
         items.push({ indent, content: shifted + marker.length + Math.min(item[3]!.length, 4), marker });
       } else if (line.trim() !== '' && previousBlank && !line.startsWith(' ')) {
@@ -1375,9 +1453,12 @@ function preprocess(content: string): string {
     }
     previousBlank = line.trim() === '';
     out.push(line);
-    if (i + 1 >= lines.length || line === '' || openFences.some((x) => x.code)) continue;
-    const li1 = LI_RE.exec(line);
+    if (i + 1 >= lines.length || line === '' || inCodeFence(openFences)) continue;
+    // The next line's match is this line's in the next round, unless the round rewrites the line.
+    const li1 = line === liLine ? liMatch : LI_RE.exec(line);
     const li2 = LI_RE.exec(lines[i + 1]!);
+    liLine = lines[i + 1]!;
+    liMatch = li2;
     if ((li2 && !li1) || (li1 && li2 && (li1[1]!.length === 1) !== (li2[1]!.length === 1))) out.push('');
   }
   return out.join('\n');
@@ -1404,8 +1485,17 @@ function trimNewlines(s: string, opts: { leading?: boolean } = {}): string {
 const compiledLists = new Map<string, readonly CompiledLinkifier[]>();
 const MAX_COMPILED_LISTS = 8;
 
+// A frozen list (an organization's, remembered by lib/linkifiers.ts until the table changes) finds its
+// compiled list without the key being made again for every message.
+const compiledByList = new WeakMap<readonly Linkifier[], readonly CompiledLinkifier[]>();
+
 function compiledLinkifiers(linkifiers: readonly Linkifier[]): readonly CompiledLinkifier[] {
   if (linkifiers.length === 0) return [];
+  const frozen = Object.isFrozen(linkifiers) && linkifiers.every((l) => Object.isFrozen(l));
+  if (frozen) {
+    const known = compiledByList.get(linkifiers);
+    if (known !== undefined) return known;
+  }
   const key = JSON.stringify(linkifiers.map((l) => [l.pattern, l.url_template]));
   let list = compiledLists.get(key);
   if (list === undefined) {
@@ -1413,6 +1503,7 @@ function compiledLinkifiers(linkifiers: readonly Linkifier[]): readonly Compiled
     if (compiledLists.size >= MAX_COMPILED_LISTS) compiledLists.delete(compiledLists.keys().next().value as string);
     compiledLists.set(key, list);
   }
+  if (frozen) compiledByList.set(linkifiers, list);
   return list;
 }
 
@@ -1426,26 +1517,22 @@ const INLINE_PREVIEW_LIMIT = 24;
 
 function collectLinks(tokens: Token[], ctx: RenderContext, result: RenderResult): void {
   const all: string[] = [];
-  const previewable: string[] = [];
-  let depth = 0;
-  const visit = (href: string): void => {
-    all.push(href);
-    if (depth === 0) previewable.push(href);
-  };
   for (const tok of tokens) {
-    if (tok.type === 'blockquote_open') depth++;
-    else if (tok.type === 'blockquote_close') depth--;
     if (tok.type !== 'inline' || !tok.children) continue;
     for (const child of tok.children) {
-      if (child.type === 'link_open') visit(child.attrGet('href') ?? '');
+      if (child.type === 'link_open') all.push(child.attrGet('href') ?? '');
       else if (child.type === 'zulip_html' && child.meta?.isLink) {
-        const href = (child.meta.href as string | undefined) ?? /href="([^"]*)"/.exec(child.content)?.[1]?.replace(/&amp;/g, '&') ?? '';
-        visit(href);
+        all.push((child.meta.href as string | undefined) ?? /href="([^"]*)"/.exec(child.content)?.[1]?.replace(/&amp;/g, '&') ?? '');
       }
     }
   }
   result.hasLink = all.length > 0;
-  const realmHost = ctx.realmUrl ? urlsplit(ctx.realmUrl).netloc.toLowerCase() : null;
+  if (all.length === 0) return;
+  let realmHost: string | null = null;
+  if (ctx.realmUrl) {
+    realmUrlParts(ctx.realmUrl);
+    realmHost = lastRealmHost;
+  }
   const seen = new Set<string>();
   for (const url of all) {
     if (seen.has(url)) continue;
@@ -1638,7 +1725,8 @@ function emptyResult(): RenderResult {
  */
 export function renderMarkdown(content: string, ctx: RenderContext): RenderResult {
   const result = emptyResult();
-  const source = String(content ?? '').slice(0, MAX_RENDER_INPUT).replace(/\r\n?/g, '\n');
+  let source = String(content ?? '').slice(0, MAX_RENDER_INPUT);
+  if (source.includes('\r')) source = source.replace(/\r\n?/g, '\n');
   const env: Env = {
     ctx,
     inQuote: false,

@@ -32,13 +32,20 @@ export function listRealmEmoji(db: Db, realmId: number): Record<string, Record<s
   return out;
 }
 
+function emojiInfo(realmId: number, r: RealmEmojiRow | undefined): RealmEmojiInfo | null {
+  return r ? { id: String(r.id), name: r.name, source_url: emojiUrl(realmId, r.file_name ?? ''), deactivated: r.deactivated === 1 } : null;
+}
+
+/** The custom emoji called `name` (the active one first, else the oldest deactivated one), or null. */
+export function findRealmEmojiByName(db: Db, realmId: number, name: string): RealmEmojiInfo | null {
+  return emojiInfo(realmId, stmt(db, 'SELECT * FROM realm_emoji WHERE realm_id = ? AND name = ? ORDER BY deactivated, id LIMIT 1').get(realmId, name) as RealmEmojiRow | undefined);
+}
+
 /** The organization's custom emoji as src/lib/emoji.ts looks them up (by name: the active one first). */
 export function realmEmojiLookup(db: Db, realmId: number): { byName(name: string): RealmEmojiInfo | null; byId(id: string): RealmEmojiInfo | null } {
-  const info = (r: RealmEmojiRow | undefined): RealmEmojiInfo | null =>
-    r ? { id: String(r.id), name: r.name, source_url: emojiUrl(realmId, r.file_name ?? ''), deactivated: r.deactivated === 1 } : null;
+  const info = (r: RealmEmojiRow | undefined): RealmEmojiInfo | null => emojiInfo(realmId, r);
   return {
-    byName: (name) =>
-      info(stmt(db, 'SELECT * FROM realm_emoji WHERE realm_id = ? AND name = ? ORDER BY deactivated, id LIMIT 1').get(realmId, name) as RealmEmojiRow | undefined),
+    byName: (name) => findRealmEmojiByName(db, realmId, name),
     byId: (id) =>
       /^[0-9]+$/.test(id) ? info(stmt(db, 'SELECT * FROM realm_emoji WHERE realm_id = ? AND id = ?').get(realmId, Number(id)) as RealmEmojiRow | undefined) : null,
   };

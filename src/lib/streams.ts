@@ -152,10 +152,11 @@ export const CONTENT_ACCESS_GROUP_SETTINGS = ['can_add_subscribers_group', 'can_
  * subscribe themselves or others can.
  */
 export function canAccessStreamContent(db: Db, user: UserRow, s: StreamRow): boolean {
-  if (isSubscribed(db, user.id, s.id)) return true;
+  // What the rows answer first: the subscription is a query (every #channel link of a send asks).
   if (s.is_web_public) return true;
+  if (!isGuest(user) && isPublic(s)) return true;
+  if (isSubscribed(db, user.id, s.id)) return true;
   if (isGuest(user)) return false;
-  if (isPublic(s)) return true;
   return isUserInGroup(db, user.id, s.can_subscribe_group) || isUserInGroup(db, user.id, s.can_add_subscribers_group);
 }
 

@@ -3,8 +3,20 @@
 
 /** encode_hash_component: percent-encoding with "." for "%", and "." itself as ".2E". */
 export function encodeHashComponent(s: string): string {
-  const quoted = encodeURIComponent(s).replace(/[!'()]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
-  return quoted.replace(/[%.]/g, (c) => (c === '%' ? '.' : '.2E'));
+  // Most names are letters, digits and dashes, which neither step changes.
+  if (UNCHANGED.test(s)) return s;
+  const quoted = encodeURIComponent(s).replace(/[!'()]/g, percentEncode);
+  return quoted.replace(/[%.]/g, dotEncode);
+}
+
+// Characters encodeURIComponent keeps and neither replacement touches.
+const UNCHANGED = /^[A-Za-z0-9_~*-]*$/;
+// Named functions, made once: an arrow here was a closure per call.
+function percentEncode(c: string): string {
+  return '%' + c.charCodeAt(0).toString(16).toUpperCase();
+}
+function dotEncode(c: string): string {
+  return c === '%' ? '.' : '.2E';
 }
 
 /** encode_channel: "ID-name", spaces as dashes. */

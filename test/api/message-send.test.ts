@@ -320,6 +320,27 @@ describe('automatic topic visibility after a send', () => {
     assert.deepEqual((await userTopics(u.moderator)).filter(([s]) => s === c), [[c, 'talk', 1]]);
   });
 
+  it('a mentioned bot, and a mentioned user who turned the setting off, follow nothing; a mention by name ignores case', async () => {
+    const u = t.users;
+    const c = await createChannel(t, u.owner, 'auto-mention-off', [u.hamlet, u.othello, u.admin, u.bot]);
+    await sendToChannel(t, u.hamlet, c, 'quiet', 'first');
+    let res = await t.api(u.admin, 'PATCH', '/settings', { automatically_follow_topics_where_mentioned: false });
+    assert.equal(res.status, 200, res.text);
+    res = await send(u.hamlet, { type: 'channel', to: c, topic: 'quiet', content: '@**iago** @**Helper Bot** @**OTHELLO** look' });
+    assert.deepEqual(res.body, { result: 'success', msg: '', id: res.body.id });
+    const m = (await readBack(u.othello, res.body.id)).message;
+    assert.equal(
+      m.content,
+      `<p><span class="user-mention" data-user-id="${u.admin.id}">@Iago</span> <span class="user-mention" data-user-id="${u.bot.id}">@Helper Bot</span> ` +
+        `<span class="user-mention" data-user-id="${u.othello.id}">@Othello</span> look</p>`,
+    );
+    assert.deepEqual(m.flags, ['mentioned']);
+    assert.deepEqual((await userTopics(u.othello)).filter(([s]) => s === c), [[c, 'quiet', 3]]);
+    assert.deepEqual((await userTopics(u.admin)).filter(([s]) => s === c), []);
+    res = await t.api(u.admin, 'PATCH', '/settings', { automatically_follow_topics_where_mentioned: true });
+    assert.equal(res.status, 200, res.text);
+  });
+
   it('the defaults are Zulip’s: follow topics one starts (3), unmute on send in muted channels (2), follow where mentioned', async () => {
     const res = await t.api(t.users.othello, 'POST', '/register', { fetch_event_types: JSON.stringify(['user_settings', 'realm_user_settings_defaults']) });
     assert.equal(res.status, 200, res.text);

@@ -248,6 +248,31 @@ describe('outgoing webhooks: who triggers them', () => {
     assert.equal(hook.requests.length, before + 1);
     assert.equal(JSON.parse(hook.requests[before].text).data, '@**Hooky** now');
   });
+
+  it('a bot made, deactivated or reactivated after earlier mentions counts from the next send (the bot list kept in memory is read again)', async () => {
+    const before = hook.requests.length;
+    // This send reads the organization's webhook bots (Hooky) into memory.
+    await send(t.users.othello, inTopic('fresh'), '@**Hooky** warm up');
+    await idle();
+    const fresh = await createOutgoingBot(t.users.hamlet, 'Fresh', 'fresh', hook.url);
+    await send(t.users.othello, inTopic('fresh'), '@**Fresh** hello');
+    await idle();
+    assert.deepEqual(
+      hook.requests.slice(before).map((r) => JSON.parse(r.text).data),
+      ['@**Hooky** warm up', '@**Fresh** hello'],
+    );
+    assert.deepEqual((await t.api(t.users.hamlet, 'DELETE', `/bots/${fresh.id}`)).body, SUCCESS);
+    await send(t.users.othello, inTopic('fresh'), '@**Fresh** gone?');
+    await idle();
+    assert.equal(hook.requests.length, before + 2);
+    assert.deepEqual((await t.api(t.users.owner, 'POST', `/users/${fresh.id}/reactivate`)).body, SUCCESS);
+    await send(t.users.othello, inTopic('fresh'), '@**Fresh** back');
+    await idle();
+    assert.deepEqual(
+      hook.requests.slice(before).map((r) => JSON.parse(r.text).data),
+      ['@**Hooky** warm up', '@**Fresh** hello', '@**Fresh** back'],
+    );
+  });
 });
 
 describe('outgoing webhooks: group mentions', () => {

@@ -93,6 +93,78 @@ describe('message rendering in context', () => {
   });
 });
 
+// The renderer's name and id lookups and the organization's linkifiers are remembered between
+// messages (lib/render.ts, lib/linkifiers.ts): each must see the change that follows it.
+describe('remembered lookups follow the organization', () => {
+  const mention = (id: number, name: string) => `<p><span class="user-mention" data-user-id="${id}">@${name}</span></p>`;
+
+  it('a renamed or deactivated user is mentioned by the current name only', async () => {
+    const { moderator, admin, hamlet } = t.users;
+    assert.equal(await render(hamlet, '@**Shiva**'), mention(moderator.id, 'Shiva'));
+    assert.equal(await render(hamlet, '@**Lord Shiva**'), '<p>@<strong>Lord Shiva</strong></p>');
+    assert.equal(await render(hamlet, `@**|${moderator.id}**`), mention(moderator.id, 'Shiva'));
+    assert.deepEqual((await t.api(admin, 'PATCH', `/users/${moderator.id}`, { full_name: 'Lord Shiva' })).body, SUCCESS);
+    assert.equal(await render(hamlet, '@**Lord Shiva**'), mention(moderator.id, 'Lord Shiva'));
+    assert.equal(await render(hamlet, '@**Shiva**'), '<p>@<strong>Shiva</strong></p>');
+    assert.equal(await render(hamlet, `@**|${moderator.id}**`), mention(moderator.id, 'Lord Shiva'));
+    assert.deepEqual((await t.api(admin, 'DELETE', `/users/${moderator.id}`)).body, SUCCESS);
+    assert.equal(await render(hamlet, '@**Lord Shiva**'), '<p>@<strong>Lord Shiva</strong></p>');
+    assert.deepEqual((await t.api(admin, 'POST', `/users/${moderator.id}/reactivate`)).body, SUCCESS);
+    assert.deepEqual((await t.api(admin, 'PATCH', `/users/${moderator.id}`, { full_name: 'Shiva' })).body, SUCCESS);
+    assert.equal(await render(hamlet, '@**Shiva**'), mention(moderator.id, 'Shiva'));
+  });
+
+  it('a renamed or archived channel is linked by its current name only', async () => {
+    const { hamlet } = t.users;
+    const link = (id: number, name: string) => `<p><a class="stream" data-stream-id="${id}" href="/#narrow/channel/${id}-${name}">#${name}</a></p>`;
+    assert.equal(await render(hamlet, '#**Later**'), '<p>#<strong>Later</strong></p>');
+    const c = await createChannel(t, hamlet, 'Before', [hamlet]);
+    assert.equal(await render(hamlet, '#**Before**'), link(c, 'Before'));
+    assert.deepEqual((await t.api(hamlet, 'PATCH', `/streams/${c}`, { new_name: 'Later' })).body, SUCCESS);
+    assert.equal(await render(hamlet, '#**Later**'), link(c, 'Later'));
+    assert.equal(await render(hamlet, '#**Before**'), '<p>#<strong>Before</strong></p>');
+    assert.deepEqual((await t.api(hamlet, 'DELETE', `/streams/${c}`)).body, SUCCESS);
+    assert.equal(await render(hamlet, '#**Later**'), '<p>#<strong>Later</strong></p>');
+  });
+
+  it('a custom emoji added or removed after its name was looked up', async () => {
+    const { hamlet, othello, owner } = t.users;
+    assert.equal(await render(othello, 'hi :dancing_cat:'), '<p>hi :dancing_cat:</p>');
+    const { body, contentType } = multipart([{ field: 'file', filename: 'cat.png', type: 'image/png', data: PNG }]);
+    const added = await t.raw('POST', '/api/v1/realm/emoji/dancing_cat', { headers: { authorization: basicAuth(hamlet), 'content-type': contentType }, body });
+    assert.deepEqual(added.body, SUCCESS);
+    const id = (t.app.db.prepare("SELECT id FROM realm_emoji WHERE name = 'dancing_cat'").get() as { id: number }).id;
+    assert.equal(
+      await render(othello, 'hi :dancing_cat:'),
+      `<p>hi <img alt=":dancing_cat:" class="emoji" src="/user_avatars/${realmId()}/emoji/images/${id}.png" title="dancing cat"></p>`,
+    );
+    assert.deepEqual((await t.api(owner, 'DELETE', '/realm/emoji/dancing_cat')).body, SUCCESS);
+    assert.equal(await render(othello, 'hi :dancing_cat:'), '<p>hi :dancing_cat:</p>');
+  });
+
+  it('a new, changed or removed linkifier applies to the next message and its topic', async () => {
+    const { hamlet, admin } = t.users;
+    const c = await createChannel(t, hamlet, 'tickets', [hamlet]);
+    const topicLinks = async (topic: string) => {
+      const id = await sendToChannel(t, hamlet, c, topic, 'x');
+      return (await t.api(hamlet, 'GET', `/messages/${id}`)).body.message.topic_links;
+    };
+    assert.equal(await render(hamlet, 'see #123'), '<p>see #123</p>');
+    assert.deepEqual(await topicLinks('bug #123'), []);
+    const added = await t.api(admin, 'POST', '/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://trac.example.com/ticket/{id}' });
+    assert.equal(added.status, 200, added.text);
+    assert.equal(await render(hamlet, 'see #123'), '<p>see <a href="https://trac.example.com/ticket/123">#123</a></p>');
+    assert.deepEqual(await topicLinks('bug #123'), [{ text: '#123', url: 'https://trac.example.com/ticket/123' }]);
+    const changed = await t.api(admin, 'PATCH', `/realm/filters/${added.body.id}`, { pattern: '#(?P<id>[0-9]+)', url_template: 'https://bugs.example.com/{id}' });
+    assert.deepEqual(changed.body, SUCCESS);
+    assert.equal(await render(hamlet, 'see #123'), '<p>see <a href="https://bugs.example.com/123">#123</a></p>');
+    assert.deepEqual(await topicLinks('bug #123'), [{ text: '#123', url: 'https://bugs.example.com/123' }]);
+    assert.deepEqual((await t.api(admin, 'DELETE', `/realm/filters/${added.body.id}`)).body, SUCCESS);
+    assert.equal(await render(hamlet, 'see #123'), '<p>see #123</p>');
+    assert.deepEqual(await topicLinks('bug #123'), []);
+  });
+});
+
 describe('message rendering on the app clock', () => {
   it('<time:...> takes the missing fields from the app’s today', async () => {
     const fixed = Date.UTC(2024, 1, 29, 15, 4, 5);
