@@ -361,9 +361,12 @@ export async function startServer(app: App, routes: readonly AnyRoute[], host: s
       const status = p.status === 0 ? 499 : p.status;
       metrics?.observe(p.method, p.route ?? null, status, ms / 1000);
       if (log.requests) {
-        const path = p.loggedPath ?? loggedPath(p.url, p.query, secrets, p.route);
-        // Soon, not now: a fan-out writes many replies in one turn (see requestSoon).
-        log.requestSoon({ id: p.id, method: p.method, path, status, durationMs: ms, userId: p.userId, ip: p.peer || null });
+        const line = { id: p.id, method: p.method, path: p.loggedPath ?? loggedPath(p.url, p.query, secrets, p.route), status, durationMs: ms, userId: p.userId, ip: p.peer || null };
+        // An answer that waited (a parked poll, made ready by run()) is written soon, not now: a
+        // fan-out writes many of them in one turn (see requestSoon). Any other request: now, which
+        // spares it a microtask.
+        if (p.loggedPath !== undefined) log.requestSoon(line);
+        else log.request(line);
       }
     }
   }

@@ -229,6 +229,27 @@ export const stderrSink: LogSink = (line) => {
 };
 
 // Byte writers for request lines: each writes at offset `o` of `b` and returns the offset after.
+/** A constant piece of a line, as bytes: copying them (TypedArray.set) is ~5x faster than by character. */
+const bytes = (s: string): Buffer => Buffer.from(s, 'latin1');
+const T_INFO = bytes(' info ');
+const T_USER = bytes(' user=');
+const T_ID = bytes('ms id=');
+const J_TIME = bytes('{"time":"');
+const J_ID = bytes('","level":"info","msg":"request","request_id":"');
+const J_METHOD = bytes('","method":');
+const J_PATH = bytes(',"path":');
+const J_STATUS = bytes(',"status":');
+const J_MS = bytes(',"duration_ms":');
+const J_USER = bytes(',"user_id":');
+const J_IP = bytes(',"ip":');
+const J_END = bytes('}\n');
+const NULL = bytes('null');
+
+function putBytes(b: Buffer, o: number, piece: Uint8Array): number {
+  b.set(piece, o);
+  return o + piece.length;
+}
+
 function putAscii(b: Buffer, o: number, s: string): number {
   for (let i = 0; i < s.length; i++) b[o + i] = s.charCodeAt(i);
   return o + s.length;
@@ -364,6 +385,8 @@ export class Logger {
   // milliseconds are appended; under load many lines share one millisecond's text too.
   private lastMs = 0;
   private lastTime = '';
+  /** lastTime as bytes (ASCII, 24 of them). */
+  private readonly timeBytes = Buffer.alloc(24);
   private lastSecond = -1;
   private secondPrefix = '';
 
@@ -402,6 +425,7 @@ export class Logger {
         this.secondPrefix = new Date(second).toISOString().slice(0, 20); // "2026-11-26T06:29:30."
       }
       this.lastTime = `${this.secondPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+      this.timeBytes.write(this.lastTime, 'latin1');
     }
     return this.lastTime;
   }
@@ -419,30 +443,34 @@ export class Logger {
     let o = out.len;
     const json = this.format === 'json';
     if (json) {
-      o = putAscii(b, o, '{"time":"');
-      o = putAscii(b, o, this.time(r.at));
-      o = putAscii(b, o, '","level":"info","msg":"request","request_id":"');
+      o = putBytes(b, o, J_TIME);
+      this.time(r.at);
+      o = putBytes(b, o, this.timeBytes);
+      o = putBytes(b, o, J_ID);
       o = putAscii(b, o, r.id);
-      o = putAscii(b, o, '","method":');
+      o = putBytes(b, o, J_METHOD);
       o = putJson(b, o, r.method);
-      o = putAscii(b, o, ',"path":');
+      o = putBytes(b, o, J_PATH);
       o = putJson(b, o, r.path);
-      o = putAscii(b, o, ',"status":');
+      o = putBytes(b, o, J_STATUS);
       o = putInt(b, o, r.status);
-      o = putAscii(b, o, ',"duration_ms":');
+      o = putBytes(b, o, J_MS);
       o = putMs(b, o, r.durationMs);
-      o = putAscii(b, o, ',"user_id":');
-      o = r.userId === null ? putAscii(b, o, 'null') : putInt(b, o, r.userId);
-      o = putAscii(b, o, ',"ip":');
-      o = r.ip === null ? putAscii(b, o, 'null') : putJson(b, o, r.ip);
-      o = putAscii(b, o, '}\n');
+      o = putBytes(b, o, J_USER);
+      o = r.userId === null ? putBytes(b, o, NULL) : putInt(b, o, r.userId);
+      o = putBytes(b, o, J_IP);
+      o = r.ip === null ? putBytes(b, o, NULL) : putJson(b, o, r.ip);
+      o = putBytes(b, o, J_END);
     } else {
       // Fixed order, space separated, like an access log: time level ip user method path status duration id.
-      o = putAscii(b, o, this.time(r.at));
-      o = putAscii(b, o, ' info ');
-      o = r.ip === null ? putAscii(b, o, '-') : putText(b, o, r.ip);
-      o = putAscii(b, o, ' user=');
-      o = r.userId === null ? putAscii(b, o, '-') : putInt(b, o, r.userId);
+      this.time(r.at);
+      o = putBytes(b, o, this.timeBytes);
+      o = putBytes(b, o, T_INFO);
+      if (r.ip === null) b[o++] = 0x2d; // '-'
+      else o = putText(b, o, r.ip);
+      o = putBytes(b, o, T_USER);
+      if (r.userId === null) b[o++] = 0x2d;
+      else o = putInt(b, o, r.userId);
       b[o++] = 0x20;
       o = putText(b, o, r.method);
       b[o++] = 0x20;
@@ -451,7 +479,7 @@ export class Logger {
       o = putInt(b, o, r.status);
       b[o++] = 0x20;
       o = putMs(b, o, r.durationMs);
-      o = putAscii(b, o, 'ms id=');
+      o = putBytes(b, o, T_ID);
       o = putAscii(b, o, r.id);
       b[o++] = 0x0a;
     }
