@@ -31,7 +31,9 @@ export function modernPresence(r: Pick<PresenceRow, 'last_active_time' | 'last_c
   active_timestamp: number;
   idle_timestamp: number;
 } {
-  return { active_timestamp: r.last_active_time ?? r.date_joined, idle_timestamp: r.last_connected_time ?? r.date_joined };
+  // Whole seconds, as Zulip's datetime_to_timestamp gives: a time stored with a fraction (an import
+  // of Zulip's float timestamps, a hand-edited row) must not reach clients that read an integer.
+  return { active_timestamp: Math.trunc(r.last_active_time ?? r.date_joined), idle_timestamp: Math.trunc(r.last_connected_time ?? r.date_joined) };
 }
 
 /** The legacy "website" entry (client, status, timestamp, pushable). */
@@ -120,8 +122,8 @@ export function presencesForUser(
 /**
  * POST /register's presences in the modern format as JSON built by SQLite (700 rows as objects and
  * then as JSON cost ~1 ms), the same text presencesForUser's answer serialises to; null where that
- * answer needs JavaScript: presence disabled, a viewer with limited access, or a timestamp stored as a
- * non-integer (whose digits SQLite and JavaScript might print differently).
+ * answer needs JavaScript: presence disabled, or a viewer with limited access. Times are whole seconds
+ * in both (CAST truncates as modernPresence's Math.trunc does).
  */
 export function presencesJsonForUser(app: App, viewer: UserRow, historyLimitDays: number | null): { json: string; lastUpdateId: number } | null {
   if (presenceDisabled(app, viewer.realm_id) || accessibleUserIds(app, viewer) !== null) return null;
@@ -129,15 +131,14 @@ export function presencesJsonForUser(app: App, viewer: UserRow, historyLimitDays
   const row = stmt(
     app.db,
     `SELECT json_group_object(p.user_id, json_object(
-              'active_timestamp', coalesce(p.last_active_time, u.date_joined),
-              'idle_timestamp', coalesce(p.last_connected_time, u.date_joined)) ORDER BY p.user_id) AS json,
-            coalesce(max(p.last_update_id), -1) AS last,
-            coalesce(max(typeof(coalesce(p.last_active_time, u.date_joined)) <> 'integer' OR typeof(coalesce(p.last_connected_time, u.date_joined)) <> 'integer'), 0) AS odd
+              'active_timestamp', CAST(coalesce(p.last_active_time, u.date_joined) AS INTEGER),
+              'idle_timestamp', CAST(coalesce(p.last_connected_time, u.date_joined) AS INTEGER)) ORDER BY p.user_id) AS json,
+            coalesce(max(p.last_update_id), -1) AS last
      FROM presence p JOIN user u ON u.id = p.user_id
      WHERE p.realm_id = ? AND u.is_active = 1 AND u.bot_type IS NULL AND u.presence_enabled = 1
        AND coalesce(p.last_connected_time, p.last_active_time, 0) >= ?`,
-  ).get(viewer.realm_id, since) as { json: string; last: number; odd: number };
-  return row.odd ? null : { json: row.json, lastUpdateId: row.last };
+  ).get(viewer.realm_id, since) as { json: string; last: number };
+  return { json: row.json, lastUpdateId: row.last };
 }
 
 /** One user's presence row (GET /users/{id}/presence), or null if they never reported any. */

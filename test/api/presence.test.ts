@@ -182,12 +182,16 @@ describe('presence events', () => {
       assert.equal(reg.body.presence_last_update_id, res.body.presence_last_update_id);
     };
     await compare();
-    // Written by no API (an import could): the answer's digits come from JavaScript, as before.
-    t.app.batch.write(() => t.app.db.prepare('UPDATE presence SET last_active_time = last_active_time + 0.1234567 WHERE user_id = ?').run(t.users.othello.id));
+    // Written by no API (an import of Zulip's float timestamps could): both answers give whole
+    // seconds, as Zulip does, never the fraction.
+    const stored = (t.app.db.prepare('SELECT last_active_time AS a FROM presence WHERE user_id = ?').get(t.users.othello.id) as { a: number }).a;
+    t.app.batch.write(() => t.app.db.prepare('UPDATE presence SET last_active_time = last_active_time + 0.9234567 WHERE user_id = ?').run(t.users.othello.id));
     t.app.batch.commit();
     await compare();
     const reg = await t.api(t.users.hamlet, 'POST', '/register', { fetch_event_types: ['presence'], slim_presence: true });
-    assert.equal(reg.body.presences[String(t.users.othello.id)].active_timestamp % 1 !== 0, true);
+    assert.equal(reg.body.presences[String(t.users.othello.id)].active_timestamp, stored);
+    t.app.batch.write(() => t.app.db.prepare('UPDATE presence SET last_active_time = ? WHERE user_id = ?').run(stored, t.users.othello.id));
+    t.app.batch.commit();
   });
 });
 
