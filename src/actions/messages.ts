@@ -11,6 +11,7 @@ import type { RenderResult } from '../lib/markdown';
 import {
   MAX_TOPIC_LENGTH,
   findMessage,
+  insertMessageRow,
   topicHasMessages,
   topicParticipants,
   flagNames,
@@ -323,30 +324,7 @@ export function doSendMessage(app: App, sender: UserRow, req: SendRequest): { id
       has_attachment: rendered.hasAttachment ? 1 : 0,
       client: req.client ?? 'API',
     };
-    const id = Number(
-      stmt(
-        app.db,
-        `INSERT INTO message (realm_id, sender_id, stream_id, direct_group_id, topic, topic_key, content, rendered_content, date_sent,
-           has_link, has_image, has_attachment, client)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        row.realm_id,
-        row.sender_id,
-        row.stream_id,
-        row.direct_group_id,
-        row.topic,
-        row.topic_key,
-        row.content,
-        row.rendered_content,
-        row.date_sent,
-        row.has_link,
-        row.has_image,
-        row.has_attachment,
-        row.client,
-      ).lastInsertRowid,
-    );
-    row.id = id;
-    stmt(app.db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(id, topic, content);
+    const id = (row.id = insertMessageRow(app.db, row));
     // A /poll or /todo message gets its widget's first submessage in the same write (Zulip's
     // do_widget_post_save_actions); the message event carries it.
     const submessages = addWidgetSubmessage(app, row);

@@ -7,6 +7,7 @@ import { stmt } from '../db/stmt';
 import { STREAM_COLORS } from '../actions/subscriptions';
 import { FLAG, topicKey } from '../lib/narrow';
 import { renderMessage } from '../lib/render';
+import { insertMessageRow } from '../lib/messages';
 
 /** Zulip's client for imported messages (import_util.DATA_IMPORT_CLIENTS). */
 export const IMPORT_CLIENT = 'ZulipDataImport';
@@ -38,29 +39,21 @@ export interface ImportedMessage {
  */
 export function insertImportedMessage(app: App, realmId: number, m: ImportedMessage): number {
   const rendered = renderMessage(app, realmId, m.content);
-  const id = Number(
-    stmt(
-      app.db,
-      `INSERT INTO message (realm_id, sender_id, stream_id, direct_group_id, topic, topic_key, content, rendered_content, date_sent,
-         has_link, has_image, has_attachment, client)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      realmId,
-      m.senderId,
-      m.streamId,
-      m.directGroupId,
-      m.topic,
-      topicKey(m.topic),
-      m.content,
-      rendered.html,
-      m.dateSent,
-      rendered.hasLink || m.hasLink ? 1 : 0,
-      rendered.hasImage || m.hasImage ? 1 : 0,
-      rendered.hasAttachment || m.hasAttachment ? 1 : 0,
-      IMPORT_CLIENT,
-    ).lastInsertRowid,
-  );
-  stmt(app.db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(id, m.topic, m.content);
+  const id = insertMessageRow(app.db, {
+    realm_id: realmId,
+    sender_id: m.senderId,
+    stream_id: m.streamId,
+    direct_group_id: m.directGroupId,
+    topic: m.topic,
+    topic_key: topicKey(m.topic),
+    content: m.content,
+    rendered_content: rendered.html,
+    date_sent: m.dateSent,
+    has_link: rendered.hasLink || m.hasLink ? 1 : 0,
+    has_image: rendered.hasImage || m.hasImage ? 1 : 0,
+    has_attachment: rendered.hasAttachment || m.hasAttachment ? 1 : 0,
+    client: IMPORT_CLIENT,
+  });
   const base = FLAG.read | (m.directGroupId !== null ? FLAG.is_private : 0);
   const mentioned = new Set(m.mentionedUserIds);
   const insertRow = stmt(app.db, 'INSERT OR IGNORE INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)');

@@ -38,6 +38,37 @@ export interface MessageRow {
   client: string;
 }
 
+/** The columns a new message is stored with: a row as MessageRow has it, before it was ever edited or moved. */
+export type NewMessageRow = Omit<MessageRow, 'id' | 'last_edit_time' | 'last_moved_time' | 'edit_history'>;
+
+/** Stores a new message and its search-index entry (sends and imports); returns its id. */
+export function insertMessageRow(db: Db, row: NewMessageRow): number {
+  const id = Number(
+    stmt(
+      db,
+      `INSERT INTO message (realm_id, sender_id, stream_id, direct_group_id, topic, topic_key, content, rendered_content, date_sent,
+         has_link, has_image, has_attachment, client)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      row.realm_id,
+      row.sender_id,
+      row.stream_id,
+      row.direct_group_id,
+      row.topic,
+      row.topic_key,
+      row.content,
+      row.rendered_content,
+      row.date_sent,
+      row.has_link,
+      row.has_image,
+      row.has_attachment,
+      row.client,
+    ).lastInsertRowid,
+  );
+  stmt(db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(id, row.topic, row.content);
+  return id;
+}
+
 // Offsets keep channel and conversation recipient ids apart (clients use recipient_id to group).
 const DIRECT_RECIPIENT_BASE = 1_000_000_000;
 
