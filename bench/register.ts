@@ -29,6 +29,8 @@ import { doUpdateFlags } from '../src/actions/flags';
 import { doUpdatePresence } from '../src/actions/presence';
 import { ROLE } from '../src/lib/roles';
 import { findUserById, type UserRow } from '../src/lib/users';
+import { prng } from '../test/helpers/prng';
+import { REGISTER_PARAMS } from '../web/src/state/store';
 
 const root = path.join(__dirname, '..');
 /** Bump when the seeded data changes: the cache key. */
@@ -44,18 +46,6 @@ const DAY = 86_400_000;
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : dflt;
-}
-
-/** A small deterministic generator (mulberry32): the same organization every time. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface SeedInfo {
@@ -78,7 +68,7 @@ function content(r: () => number, i: number, mention: string | null): string {
 }
 
 function seed(dir: string): SeedInfo {
-  const r = rng(17);
+  const r = prng(17);
   let now = Date.now() - 366 * DAY;
   const clock = { nowMs: () => now };
   const config = configFromEnv({});
@@ -242,22 +232,7 @@ const form = (o: Record<string, unknown>) =>
   new URLSearchParams(Object.entries(o).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString();
 
 // What our web client sends (web/src/state/store.ts REGISTER_PARAMS; web/src/client/client.ts fetch of home).
-const WEB_REGISTER = {
-  apply_markdown: true,
-  client_gravatar: false,
-  slim_presence: true,
-  include_subscribers: false,
-  client_capabilities: {
-    notification_settings_null: true,
-    bulk_message_deletion: true,
-    user_avatar_url_field_optional: false,
-    stream_typing_notifications: true,
-    user_settings_object: true,
-    empty_topic_name: true,
-    archived_channels: true,
-    linkifier_url_template: true,
-  },
-};
+const WEB_REGISTER = REGISTER_PARAMS;
 const WEB_MESSAGES = {
   anchor: 'first_unread',
   num_before: 50,
