@@ -38,47 +38,147 @@ export interface MessageFilesSummary {
   perFile: Record<string, Record<string, number>>;
 }
 
+/** A growable buffer of ASCII: zerver_usermessage's rows are written as bytes, without an object or a string per row. */
+class AsciiOut {
+  buf = Buffer.allocUnsafe(1 << 21);
+  len = 0;
+  private room(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + n));
+    this.buf.copy(bigger, 0, 0, this.len);
+    this.buf = bigger;
+  }
+  bytes(b: Buffer): void {
+    this.room(b.length);
+    this.len += b.copy(this.buf, this.len);
+  }
+  /** A non-negative integer's decimal digits. */
+  int(n: number): void {
+    this.room(16);
+    let digits = 1;
+    for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
+    let at = this.len + digits;
+    this.len = at;
+    do {
+      this.buf[--at] = 48 + (n % 10);
+      n = Math.floor(n / 10);
+    } while (n > 0);
+  }
+}
+
+/** One exported user's stored rows in the current file's id range: message ids ascending, and their flags. */
+interface UserRows {
+  user: number;
+  /** `,"user_profile":USER,"message":` */
+  prefix: Buffer;
+  ids: number[];
+  flags: number[];
+  at: number;
+}
+
 export async function writeMessages(db: Db, ctx: Context, put: Put): Promise<MessageFilesSummary> {
   const page = db.prepare('SELECT * FROM message WHERE realm_id = ? AND id > ? ORDER BY id LIMIT ?');
-  const storedRows = db.prepare('SELECT message_id, user_id, flags FROM usermessage WHERE message_id BETWEEN ? AND ?');
+  // A user's stored rows of the file's range, read along the primary key (user_id, message_id) as
+  // two JSON arrays: 20,000 rows a file are most of an export's work, and a scan by message (the
+  // usermessage_message index, then a lookup in the table for the flags) and one JS object per row
+  // cost about 1.5 µs a row against 0.2 µs this way (bench/data-move.ts).
+  const storedOf = db.prepare('SELECT json_group_array(message_id) AS ids, json_group_array(flags) AS flags FROM usermessage WHERE user_id = ? AND message_id BETWEEN ? AND ?');
   const implied = impliedSubscribers(db, ctx.realmId);
+  // As Zulip's fetch_usermessages: only the rows of the organization's own (exported) users, in user order.
+  const users: UserRows[] = [...ctx.users.keys()]
+    .filter((u) => !ctx.crossRealm.has(u))
+    .sort((a, b) => a - b)
+    .map((user) => ({ user, prefix: Buffer.from(`,"user_profile":${user},"message":`), ids: [], flags: [], at: 0 }));
+  const slotOf = new Map(users.map((u, i) => [u.user, i]));
+  // Implied rows per channel: the exported subscribers' slots (ascending) and cursors.
+  const impliedSlots = new Map<number, { slot: number; cursor: number }[]>();
+  for (const [stream, subs] of implied) {
+    const list = subs.filter((s) => slotOf.has(s.user)).map((s) => ({ slot: slotOf.get(s.user) as number, cursor: s.cursor }));
+    impliedSlots.set(stream, list.sort((a, b) => a.slot - b.slot));
+  }
+  const flagText = new Map<number, Buffer>();
+  const flagBytes = (flags: number): Buffer => {
+    let b = flagText.get(flags);
+    if (!b) flagText.set(flags, (b = Buffer.from(`,"flags_mask":${zulipFlags(flags)}}`)));
+    return b;
+  };
+  const ROW_OPEN = Buffer.from('{"id":');
+  const COMMA = Buffer.from(',');
+  // The slots with a stored row for the current message, and their flags (reused for every message).
+  const storedSlots = new Int32Array(users.length);
+  const storedFlags = new Int32Array(users.length);
+  const hasStored = new Int32Array(users.length).fill(-1);
   let after = 0;
   let file = 0;
   let messages = 0;
   let usermessages = 0;
   const perFile: Record<string, Record<string, number>> = {};
+  let pending: Promise<void> | null = null;
   for (;;) {
     const rows = page.all(ctx.realmId, after, MESSAGE_CHUNK_SIZE) as Row[];
     if (rows.length === 0) break;
     const first = rows[0].id as number;
     const last = rows[rows.length - 1].id as number;
     const zm = rows.map((m) => zulipMessage(ctx, m));
-    const stored = new Map<number, Map<number, number>>();
-    for (const r of storedRows.all(first, last) as { message_id: number; user_id: number; flags: number }[]) {
-      let users = stored.get(r.message_id);
-      if (!users) stored.set(r.message_id, (users = new Map()));
-      users.set(r.user_id, r.flags);
+    const active: UserRows[] = [];
+    for (const u of users) {
+      const r = storedOf.get(u.user, first, last) as { ids: string; flags: string };
+      if (r.ids === '[]') continue;
+      u.ids = JSON.parse(r.ids) as number[];
+      u.flags = JSON.parse(r.flags) as number[];
+      u.at = 0;
+      for (let i = 1; i < u.ids.length; i++) if (u.ids[i] <= u.ids[i - 1]) throw new Error(`usermessage rows of user ${u.user} out of order`);
+      active.push(u);
     }
-    const zum: Row[] = [];
+    const activeSlots = active.map((u) => slotOf.get(u.user) as number);
+    const out = new AsciiOut();
+    const fileStart = usermessages;
+    const row = (slot: number, message: number, flags: number) => {
+      if (usermessages !== fileStart) out.bytes(COMMA);
+      out.bytes(ROW_OPEN);
+      out.int(++usermessages);
+      out.bytes(users[slot].prefix);
+      out.int(message);
+      out.bytes(flagBytes(flags));
+    };
     for (const m of rows) {
-      const own = stored.get(m.id);
-      const mine: [number, number][] = own ? [...own] : [];
-      if (m.stream_id !== null) {
-        for (const sub of implied.get(m.stream_id) ?? []) if (sub.cursor < m.id && !own?.has(sub.user)) mine.push([sub.user, 0]);
+      const id = m.id as number;
+      // The stored rows of this message, in user order.
+      let n = 0;
+      for (let k = 0; k < active.length; k++) {
+        const u = active[k];
+        if (u.at < u.ids.length && u.ids[u.at] === id) {
+          const slot = activeSlots[k];
+          storedSlots[n] = slot;
+          storedFlags[n++] = u.flags[u.at++];
+          hasStored[slot] = id;
+        }
       }
-      mine.sort((a, b) => a[0] - b[0]);
-      for (const [user, flags] of mine) {
-        // As Zulip's fetch_usermessages: only the rows of the organization's own (exported) users.
-        if (!ctx.users.has(user) || ctx.crossRealm.has(user)) continue;
-        zum.push({ id: ++usermessages, user_profile: user, message: m.id, flags_mask: zulipFlags(flags) });
+      const subs = m.stream_id !== null ? impliedSlots.get(m.stream_id as number) : undefined;
+      if (!subs) {
+        for (let k = 0; k < n; k++) row(storedSlots[k], id, storedFlags[k]);
+        continue;
       }
+      // Merge with the implied rows (subscribers whose cursor is older than the message, flags 0); a stored row wins.
+      let k = 0;
+      for (const sub of subs) {
+        if (sub.cursor >= id || hasStored[sub.slot] === id) continue;
+        while (k < n && storedSlots[k] < sub.slot) row(storedSlots[k], id, storedFlags[k++]);
+        row(sub.slot, id, 0);
+      }
+      while (k < n) row(storedSlots[k], id, storedFlags[k++]);
     }
     file++;
     messages += rows.length;
-    perFile[messageFileName(file).replace(/\.json$/, '')] = { zerver_message: zm.length, zerver_usermessage: zum.length };
-    await put(messageFileName(file), Buffer.from(JSON.stringify({ zerver_message: zm, zerver_usermessage: zum }) + '\n'));
+    perFile[messageFileName(file).replace(/\.json$/, '')] = { zerver_message: zm.length, zerver_usermessage: usermessages - fileStart };
+    // The same text as JSON.stringify({zerver_message, zerver_usermessage}) with {id, user_profile, message, flags_mask} rows.
+    const text = Buffer.concat([Buffer.from(`{"zerver_message":${JSON.stringify(zm)},"zerver_usermessage":[`), out.buf.subarray(0, out.len), Buffer.from(']}\n')]);
+    // The previous file is compressed (zlib's threads) while this one is built: wait for it only now.
+    if (pending) await pending;
+    pending = put(messageFileName(file), text);
     after = last;
   }
+  if (pending) await pending;
   return { messages, usermessages, files: file, perFile };
 }
 
