@@ -4,7 +4,10 @@
 // (`node dist/parley.cjs`, what the executable runs: build first with `npm run build`), timed from
 // start to exit, its peak RSS read by /usr/bin/time (the kernel's maxrss of the child).
 //   node --import tsx bench/data-move.ts --seed-only        (seeds the cached organization, unlocked)
-//   flock /tmp/bench.lock node --import tsx bench/data-move.ts [--messages 1000000] [--skip-import]
+//   flock /tmp/bench.lock node --import tsx bench/data-move.ts [--messages 1000000] [--skip-import] [--rounds 1] [--tree DIR[,DIR...]]
+// --tree: the Parley checkouts whose dist/parley.cjs runs (default: this one); with two or more (before
+// and after), each round runs every tree's export (then import), the order reversed every other
+// round, and the medians are printed side by side: noise from the rest of the machine falls on both.
 // Goals (issue 18): export >= 20,000 messages/s, import >= 10,000 messages/s, peak RSS < 300 MB each.
 //
 // Seeding: 2,000 messages are sent with the real actions (doSendMessage: a mix of formatting, about
@@ -163,23 +166,32 @@ function seeded(): string {
 
 interface Run {
   seconds: number;
+  /** User + system CPU seconds of the child (all its threads: zlib's too). */
+  cpu: number;
   peakMb: number;
   status: number | null;
   stderr: string;
   stdout: string;
 }
 
-/** Runs `node dist/parley.cjs ARGS` under /usr/bin/time: wall time and the child's peak RSS. */
-function timed(args: string[]): Run {
+/** Runs `node TREE/dist/parley.cjs ARGS` under /usr/bin/time: wall time, CPU time and the child's peak RSS. */
+function timed(tree: string, args: string[]): Run {
   const t0 = process.hrtime.bigint();
-  const res = spawnSync('/usr/bin/time', ['-f', 'PEAK_RSS_KB %M', process.execPath, path.join(root, 'dist/parley.cjs'), ...args], {
+  const res = spawnSync('/usr/bin/time', ['-f', 'PEAK_RSS_KB %M CPU_S %U %S', process.execPath, path.join(tree, 'dist/parley.cjs'), ...args], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
     env: { ...process.env, PARLEY_LOG_LEVEL: 'warn' },
   });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const m = /PEAK_RSS_KB (\d+)/.exec(res.stderr);
-  return { seconds, peakMb: m ? Number(m[1]) / 1024 : NaN, status: res.status, stderr: res.stderr.replace(/PEAK_RSS_KB \d+\n?/, ''), stdout: res.stdout };
+  const m = /PEAK_RSS_KB (\d+) CPU_S ([\d.]+) ([\d.]+)/.exec(res.stderr);
+  return {
+    seconds,
+    cpu: m ? Number(m[2]) + Number(m[3]) : NaN,
+    peakMb: m ? Number(m[1]) / 1024 : NaN,
+    status: res.status,
+    stderr: res.stderr.replace(/PEAK_RSS_KB .*\n?/, ''),
+    stdout: res.stdout,
+  };
 }
 
 function counts(dir: string): { messages: number; rows: number } {
@@ -192,40 +204,66 @@ function counts(dir: string): { messages: number; rows: number } {
   return { messages, rows };
 }
 
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (n: number) => Math.round(n).toLocaleString('en');
+
 function main(): void {
-  const bundle = path.join(root, 'dist/parley.cjs');
-  if (!fs.existsSync(bundle)) throw new Error('dist/parley.cjs is missing: run `npm run build` first');
+  const trees = arg('tree', root).split(',').map((t) => path.resolve(t));
+  for (const tree of trees) if (!fs.existsSync(path.join(tree, 'dist/parley.cjs'))) throw new Error(`${tree}/dist/parley.cjs is missing: run \`npm run build\` there first`);
+  const rounds = Number(arg('rounds', '1'));
   const dir = seeded();
   if (process.argv.includes('--seed-only')) return;
   const seededCounts = counts(dir);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-move-'));
+  const results = trees.map(() => ({ export: [] as Run[], import: [] as Run[], size: 0, imported: null as null | { messages: number; rows: number } }));
+  const skipImport = process.argv.includes('--skip-import');
   try {
-    console.log(`organization: ${USERS} users, ${CHANNELS} channels (everyone in each), ${seededCounts.messages.toLocaleString('en')} messages, ${seededCounts.rows.toLocaleString('en')} per-user rows`);
-    console.log(`load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; bundle built ${fs.statSync(bundle).mtime.toISOString()}`);
-    const tarball = path.join(work, 'export.tar.gz');
-    const ex = timed(['export', '--data-dir', dir, tarball]);
-    if (ex.status !== 0) throw new Error(`export failed (${ex.status}): ${ex.stderr}`);
-    const size = fs.statSync(tarball).size;
-    const exRate = seededCounts.messages / ex.seconds;
-    console.log(
-      `export: ${ex.seconds.toFixed(1)} s, ${Math.round(exRate).toLocaleString('en')} messages/s (goal >= 20,000: ${exRate >= 20_000 ? 'met' : 'missed'}), ` +
-        `peak RSS ${ex.peakMb.toFixed(0)} MB (goal < 300: ${ex.peakMb < 300 ? 'met' : 'missed'}), tarball ${(size / 1e6).toFixed(0)} MB`,
-    );
-    if (process.argv.includes('--skip-import')) return;
-    const target = path.join(work, 'imported');
-    const im = timed(['import', '--data-dir', target, tarball]);
-    if (im.status !== 0) {
-      console.log(`import: failed (exit ${im.status}): ${im.stderr.trim().split('\n').slice(-3).join(' / ')}`);
-      process.exitCode = 1;
-      return;
+    console.log(`organization: ${USERS} users, ${CHANNELS} channels (everyone in each), ${fmt(seededCounts.messages)} messages, ${fmt(seededCounts.rows)} per-user rows`);
+    const load0 = os.loadavg()[0];
+    for (let r = 0; r < rounds; r++) {
+      const order = trees.map((_, i) => i);
+      if (r % 2 === 1) order.reverse();
+      for (const i of order) {
+        const tarball = path.join(work, `export-${i}.tar.gz`);
+        fs.rmSync(tarball, { force: true });
+        const ex = timed(trees[i], ['export', '--data-dir', dir, tarball]);
+        if (ex.status !== 0) throw new Error(`export (${trees[i]}) failed (${ex.status}): ${ex.stderr}`);
+        results[i].export.push(ex);
+        results[i].size = fs.statSync(tarball).size;
+        if (skipImport) continue;
+        const target = path.join(work, `imported-${i}`);
+        fs.rmSync(target, { recursive: true, force: true });
+        const im = timed(trees[i], ['import', '--data-dir', target, tarball]);
+        if (im.status !== 0) {
+          console.log(`import (${trees[i]}): failed (exit ${im.status}): ${im.stderr.trim().split('\n').slice(-3).join(' / ')}`);
+          process.exitCode = 1;
+          continue;
+        }
+        results[i].import.push(im);
+        results[i].imported = counts(target);
+        fs.rmSync(target, { recursive: true, force: true });
+      }
     }
-    const imported = counts(target);
-    const imRate = imported.messages / im.seconds;
-    console.log(
-      `import: ${im.seconds.toFixed(1)} s, ${Math.round(imRate).toLocaleString('en')} messages/s (goal >= 10,000: ${imRate >= 10_000 ? 'met' : 'missed'}), ` +
-        `peak RSS ${im.peakMb.toFixed(0)} MB (goal < 300: ${im.peakMb < 300 ? 'met' : 'missed'}); ` +
-        `${imported.messages.toLocaleString('en')} messages, ${imported.rows.toLocaleString('en')} per-user rows imported`,
-    );
+    console.log(`load average ${load0.toFixed(1)} at the start, ${os.loadavg()[0].toFixed(1)} at the end; ${rounds} round(s), medians`);
+    trees.forEach((tree, i) => {
+      const res = results[i];
+      const label = trees.length > 1 ? `${path.basename(tree)}: ` : '';
+      const ex = res.export;
+      const exRate = seededCounts.messages / median(ex.map((x) => x.seconds));
+      const exPeak = Math.max(...ex.map((x) => x.peakMb));
+      console.log(
+        `${label}export: ${median(ex.map((x) => x.seconds)).toFixed(1)} s (CPU ${median(ex.map((x) => x.cpu)).toFixed(1)} s), ${fmt(exRate)} messages/s (goal >= 20,000: ${exRate >= 20_000 ? 'met' : 'missed'}), ` +
+          `peak RSS ${exPeak.toFixed(0)} MB (goal < 300: ${exPeak < 300 ? 'met' : 'missed'}), tarball ${(res.size / 1e6).toFixed(0)} MB`,
+      );
+      if (res.import.length === 0 || !res.imported) return;
+      const im = res.import;
+      const imRate = res.imported.messages / median(im.map((x) => x.seconds));
+      const imPeak = Math.max(...im.map((x) => x.peakMb));
+      console.log(
+        `${label}import: ${median(im.map((x) => x.seconds)).toFixed(1)} s (CPU ${median(im.map((x) => x.cpu)).toFixed(1)} s), ${fmt(imRate)} messages/s (goal >= 10,000: ${imRate >= 10_000 ? 'met' : 'missed'}), ` +
+          `peak RSS ${imPeak.toFixed(0)} MB (goal < 300: ${imPeak < 300 ? 'met' : 'missed'}); ${fmt(res.imported.messages)} messages, ${fmt(res.imported.rows)} stored per-user rows`,
+      );
+    });
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

@@ -70,14 +70,19 @@ export function buildContext(db: Db, realm: Row): Context {
     list.push(r.user_id);
   }
   for (const [groupId, members] of ctx.directGroups) if (members.length >= 3) huddleFor(ctx, members, groupId);
-  // Zulip's sending_client: the names messages were sent with, and "API" for rows that need one
-  // (statuses, scheduled messages) where Parley keeps none.
+  // Zulip's sending_client: "API" for rows that need one (statuses, scheduled messages) where Parley
+  // keeps none; the names messages were sent with are added as the messages are written
+  // (clientId), before realm.json lists them: a DISTINCT over the whole history would scan it once more.
   ctx.clients.set('API', 1);
-  for (const { client } of db.prepare('SELECT DISTINCT client FROM message WHERE realm_id = ? ORDER BY client').all(realmId) as { client: string }[]) {
-    if (!ctx.clients.has(client)) ctx.clients.set(client, ctx.clients.size + 1);
-  }
   for (const g of db.prepare('SELECT id, name FROM user_group WHERE realm_id = ? AND name IS NOT NULL').all(realmId) as { id: number; name: string }[]) ctx.groupByName.set(g.name, g.id);
   return ctx;
+}
+
+/** Zulip's client id of a client name, given at its first use. */
+export function clientId(ctx: Context, name: string): number {
+  let id = ctx.clients.get(name);
+  if (id === undefined) ctx.clients.set(name, (id = ctx.clients.size + 1));
+  return id;
 }
 
 /** The huddle of a member set of three or more, made (with a new id past Parley's) if no message made it yet. */

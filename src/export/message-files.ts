@@ -1,6 +1,6 @@
 // messages-NNNNNN.json: the history in id order, MESSAGE_CHUNK_SIZE messages to a file, each with
 // its per-user rows (stored ones and the ones Parley's usermessage_cursor scheme leaves implied).
-import { bool, directRecipient, secs, type Context, type Db, type Put, type Row } from './context';
+import { bool, clientId, directRecipient, secs, type Context, type Db, type Put, type Row } from './context';
 import { MESSAGE_CHUNK_SIZE, messageFileName } from './zulip-format';
 
 /** Parley's usermessage flag bits (schema.sql) to Zulip's bitfield: bits 7 and up move up two (Zulip keeps two retired flags there). */
@@ -205,7 +205,7 @@ function zulipMessage(ctx: Context, m: Row): Row {
     last_edit_time: secs(m.last_edit_time),
     // Stored as Zulip stores it: a JSON list, newest first (user_id, timestamp, prev_content, ...).
     edit_history: m.edit_history,
-    sending_client: ctx.clients.get(m.client) as number,
+    sending_client: clientId(ctx, m.client as string),
     has_attachment: bool(m.has_attachment),
     has_image: bool(m.has_image),
     has_link: bool(m.has_link),

@@ -146,7 +146,9 @@ async function writeTarball(db: Db, opts: ExportOptions, out: string, partial: s
   const now = new Date();
   const tar = loadTarStream();
   const pack = tar.pack();
-  const gzip = zlib.createGzip({ level: 6 });
+  // Level 3, not gzip's default 6: a quarter less CPU for the whole export (zlib's thread is its
+  // second busiest) for a tarball about 12 % larger (bench/data-move.ts: 22.3 against 20.0 MB).
+  const gzip = zlib.createGzip({ level: 3 });
   // Opened here, synchronously: an asynchronous open still queued when an interruption removes the
   // temporary files would create the file again after them.
   const fd = fs.openSync(partial, 'wx', 0o600);
