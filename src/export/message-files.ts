@@ -1,6 +1,7 @@
 // messages-NNNNNN.json: the history in id order, MESSAGE_CHUNK_SIZE messages to a file, each with
 // its per-user rows (stored ones and the ones Parley's usermessage_cursor scheme leaves implied).
 import { bool, directRecipient, secs, type Context, type Db, type Put, type Row } from './context';
+import { keepMessage, keepUserMessages } from './filter';
 import { MESSAGE_CHUNK_SIZE, messageFileName } from './zulip-format';
 
 /** Parley's usermessage flag bits (schema.sql) to Zulip's bitfield: bits 7 and up move up two (Zulip keeps two retired flags there). */
@@ -52,7 +53,7 @@ export async function writeMessages(db: Db, ctx: Context, put: Put): Promise<Mes
     if (rows.length === 0) break;
     const first = rows[0].id as number;
     const last = rows[rows.length - 1].id as number;
-    const zm = rows.map((m) => zulipMessage(ctx, m));
+    const zm: Row[] = [];
     const stored = new Map<number, Map<number, number>>();
     for (const r of storedRows.all(first, last) as { message_id: number; user_id: number; flags: number }[]) {
       let users = stored.get(r.message_id);
@@ -67,17 +68,26 @@ export async function writeMessages(db: Db, ctx: Context, put: Put): Promise<Mes
         for (const sub of implied.get(m.stream_id) ?? []) if (sub.cursor < m.id && !own?.has(sub.user)) mine.push([sub.user, 0]);
       }
       mine.sort((a, b) => a[0] - b[0]);
+      const filter = ctx.filter;
+      if (filter) {
+        if (!keepMessage(filter, m.stream_id, mine.map(([user]) => user))) continue;
+        filter.keptMessages.add(m.id);
+      }
+      zm.push(zulipMessage(ctx, m));
       for (const [user, flags] of mine) {
         // As Zulip's fetch_usermessages: only the rows of the organization's own (exported) users.
         if (!ctx.users.has(user) || ctx.crossRealm.has(user)) continue;
+        if (filter && !keepUserMessages(filter, user)) continue;
         zum.push({ id: ++usermessages, user_profile: user, message: m.id, flags_mask: zulipFlags(flags) });
       }
     }
+    after = last;
+    // A filtered export may leave a whole chunk out: file numbers stay contiguous, as Zulip's importer reads them.
+    if (zm.length === 0) continue;
     file++;
-    messages += rows.length;
+    messages += zm.length;
     perFile[messageFileName(file).replace(/\.json$/, '')] = { zerver_message: zm.length, zerver_usermessage: zum.length };
     await put(messageFileName(file), Buffer.from(JSON.stringify({ zerver_message: zm, zerver_usermessage: zum }) + '\n'));
-    after = last;
   }
   return { messages, usermessages, files: file, perFile };
 }
