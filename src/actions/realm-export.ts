@@ -16,6 +16,7 @@ import { EMAIL_ADDRESS_VISIBILITY } from '../lib/user-emails';
 import { ROLE } from '../lib/roles';
 import { findUserById, type UserRow } from '../lib/users';
 import { uploadSpaceUsed } from '../uploads/access';
+import { humanAdminIds } from './export-consent';
 import { doSendMessage } from './messages';
 import { notificationBot } from './system-bots';
 
@@ -74,13 +75,6 @@ export function realmExportsSerialized(app: App, realmId: number): RealmExportWi
     pending: r.status === EXPORT_STATUS.REQUESTED || r.status === EXPORT_STATUS.STARTED,
     export_type: r.type,
   }));
-}
-
-/** Zulip's get_human_admin_users: who hears about exports and consents. */
-function humanAdminIds(app: App, realmId: number): number[] {
-  return (
-    stmt(app.db, 'SELECT id FROM user WHERE realm_id = ? AND is_active = 1 AND bot_type IS NULL AND role <= ? ORDER BY id').pluck().all(realmId, ROLE.ADMINISTRATOR) as number[]
-  );
 }
 
 /** Zulip's notify_realm_export, inside a write: the whole list, to every human administrator, after the commit. */
@@ -173,15 +167,6 @@ export function listExportConsents(app: App, user: UserRow): { user_id: number; 
     allow_private_data_export: number;
   }[];
   return rows.map((r) => ({ user_id: r.id, consented: r.allow_private_data_export === 1 }));
-}
-
-/**
- * Inside a write that changed a person's allow_private_data_export (or made them active): Zulip's
- * realm_export_consent event to the human administrators.
- */
-export function notifyExportConsent(app: App, user: UserRow, consented: boolean): void {
-  if (user.bot_type !== null) return;
-  app.batch.onCommit(() => app.events.send({ type: 'realm_export_consent', user_id: user.id, consented }, humanAdminIds(app, user.realm_id)));
 }
 
 // --- the export job -------------------------------------------------------------------------------

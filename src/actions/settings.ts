@@ -23,7 +23,7 @@ import { checkFullName, PASSWORD_MIN_LENGTH, realmEmailProblem } from '../lib/va
 import { checkUniqueName } from '../lib/realm-settings';
 import { deleteOtherSessions } from './sessions';
 import { changeDeliveryEmail, emailVisibilityChanged } from './user-access';
-import { notifyExportConsent } from './realm-export';
+import { notifyExportConsent } from './export-consent';
 
 export interface TargetUsers {
   user_ids?: number[];

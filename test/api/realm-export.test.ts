@@ -16,6 +16,7 @@ import { ROLE } from '../../src/lib/roles';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { createChannel, err, sendDirect, sendToChannel, SUCCESS } from '../helpers/chat';
 import { queuedEvents, registerQueue } from '../helpers/events';
+import { runCli } from '../helpers/cli';
 
 /** Unpacks a .tar.gz held in memory: entry name (without the top directory) → bytes. */
 async function unpack(bytes: Buffer): Promise<Map<string, Buffer>> {
@@ -510,5 +511,34 @@ describe('an export that cannot be written', () => {
     ]);
     const del = await t.api(t.users.owner, 'DELETE', `/export/realm/${res.body.id}`);
     assert.deepEqual(del.body, err('Export failed, nothing to delete'));
+  });
+
+  it('a person reactivated: administrators hear their consent again (realm_export_consent)', async () => {
+    const { admin, owner, othello, hamlet } = t.users;
+    assert.equal((await t.api(othello, 'PATCH', '/settings', { allow_private_data_export: true })).status, 200);
+    assert.equal((await t.api(admin, 'DELETE', `/users/${othello.id}`)).status, 200);
+    const adminQueue = await registerQueue(t, admin, ['realm_export_consent']);
+    const ownerQueue = await registerQueue(t, owner, ['realm_export_consent']);
+    const memberQueue = await registerQueue(t, hamlet, ['realm_export_consent']);
+    const res = await t.api(admin, 'POST', `/users/${othello.id}/reactivate`);
+    assert.equal(res.status, 200, res.text);
+    const expected = [{ type: 'realm_export_consent', user_id: othello.id, consented: true }];
+    assert.deepEqual(await queuedEvents(t, admin, adminQueue), expected);
+    assert.deepEqual(await queuedEvents(t, owner, ownerQueue), expected);
+    assert.deepEqual(await queuedEvents(t, hamlet, memberQueue), []);
+    // A bot's reactivation says nothing about consent.
+    const off = await t.api(admin, 'DELETE', `/bots/${t.users.bot.id}`);
+    assert.equal(off.status, 200, off.text);
+    const on = await t.api(admin, 'POST', `/users/${t.users.bot.id}/reactivate`);
+    assert.equal(on.status, 200, on.text);
+    assert.deepEqual(await queuedEvents(t, admin, adminQueue), expected);
+  });
+});
+
+describe('parley export --export-type', () => {
+  it('takes public or consent, and refuses anything else', async () => {
+    const r = await runCli(['export', '--data-dir', '/nonexistent', '--export-type', 'everything', '/tmp/x.tar.gz']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^parley: --export-type must be public or consent, not 'everything'\nusage: parley export /);
   });
 });
