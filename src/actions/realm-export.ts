@@ -248,8 +248,16 @@ function startNext(app: App, state: JobState): void {
     onDone: (result) => {
       state.running = null;
       if (state.stopped) return;
-      if (result.ok) void finishSucceeded(app, row, file, result.counts).finally(() => startNext(app, state));
-      else {
+      if (result.ok) {
+        finishSucceeded(app, row, file, result.counts)
+          .catch((err: unknown) => {
+            // Its write was rolled back: the export is failed rather than left pending.
+            app.log.error(`data export ${row.id}: recording its success failed: ${(err as Error).stack ?? String(err)}`);
+            if (!state.stopped) finishFailed(app, row, (err as Error).message);
+          })
+          .catch((err: unknown) => app.log.error(`data export ${row.id}: ${String(err)}`))
+          .finally(() => startNext(app, state));
+      } else {
         finishFailed(app, row, result.error);
         startNext(app, state);
       }
