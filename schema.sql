@@ -776,6 +776,28 @@ CREATE TABLE navigation_view (
 );
 CREATE UNIQUE INDEX navigation_view_user_fragment ON navigation_view(user_id, fragment);
 
+-- Data exports requested over the API (Zulip's RealmExport): type 1 public, 2 full with member
+-- consent; status 1 requested, 2 started, 3 succeeded, 4 failed, 5 deleted. export_path is the
+-- tarball's URL path (/user_avatars/exports/REALM/TOKEN/NAME.tar.gz), set on success; the file lives
+-- under DATA_DIR/exports and never leaves the data directory.
+CREATE TABLE realm_export (
+  id                  INTEGER PRIMARY KEY AUTOINCREMENT,
+  realm_id            INTEGER NOT NULL REFERENCES realm(id),
+  acting_user_id      INTEGER REFERENCES user(id),
+  type                INTEGER NOT NULL,
+  status              INTEGER NOT NULL,
+  date_requested      REAL NOT NULL,
+  date_started        REAL,
+  date_succeeded      REAL,
+  date_failed         REAL,
+  date_deleted        REAL,
+  export_path         TEXT,
+  sha256sum_hex       TEXT,
+  tarball_size_bytes  INTEGER,
+  stats               TEXT
+);
+CREATE INDEX realm_export_realm ON realm_export(realm_id, date_requested);
+
 -- Always empty: GET /health deletes from it, a statement that changes nothing but must take the
 -- write lock, which proves the database takes writes (not read-only, not locked by another writer).
 CREATE TABLE health_probe (

@@ -39,6 +39,8 @@ const PARLEY_ONLY_NOTES = [
   [/^\/users\/me\/avatar$/, "upload or remove one's avatar (Zulip serves it; undocumented in 10.2)"],
   [/^\/realm\/icon$/, 'the organization icon: upload, remove (Zulip serves it; undocumented in 10.2)'],
   [/^\/avatar\//, "Zulip's avatar redirects, by user ID or email"],
+  [/^\/export\/realm\/\{\}$/, 'delete a data export (Zulip serves it; not in the 10.2 document)'],
+  [/^\/user_avatars\/exports\//, "data export tarballs, at Zulip's path (for the organization's administrators only)"],
   [/^\/user_avatars\//, 'avatar, icon and custom emoji image files, as Zulip serves them'],
   [/^\/static\/generated\/emoji\/images\//, 'the :zulip: emoji image'],
   [/^\/static\/generated\/emoji\//, 'server_emoji_data_url: the standard emoji table'],
@@ -53,7 +55,6 @@ const NOT_SERVED_REASONS = [
   [/^POST \/(real-time|rest-error-handling)$/, "a documentation page in Zulip's API document, not a route (Parley follows what it describes)"],
   [/^POST \/jwt\/fetch_api_key$/, 'JWT authentication needs an external identity provider; Parley signs in with passwords and API keys'],
   [/^(GET|POST) \/calls\//, 'video calls through an external service (BigBlueButton, Nextcloud Talk, Webex, ...) that Parley has no integration with; Jitsi links need no server route'],
-  [/^(GET|POST) \/export\/realm/, 'organization export: the data-portability issue (parley export)'],
   [/^POST \/remotes\//, "a push notification bouncer's endpoint (the service Zulip servers send pushes through), not a chat server's"],
   [/^GET \/thumbnail\//, 'Parley makes no thumbnails: inline previews point at the uploaded file itself'],
 ];

@@ -10,6 +10,7 @@ import { startRetentionJob } from './actions/retention';
 import { startDatabaseMaintenance } from './db/maintenance';
 import { createPrivately } from './db/open';
 import { startScheduledDelivery } from './actions/scheduled-messages';
+import { failInterruptedExports } from './actions/realm-export';
 import { doCreateStarterChannel } from './actions/starter';
 import { syncApiEmails } from './actions/user-access';
 import { allRoutes } from './api';
@@ -18,7 +19,7 @@ import { startServer, type Server } from './http/server';
 import { checkTlsPair, TlsError, tlsValidityWarning, type CheckedTls } from './http/tls';
 import { DEMO_USERS, readyInfo, seedDemo, writeReadyFile } from './demo';
 import { zuliprc } from './cli/zuliprc';
-import { EXPORT_USAGE, runExport } from './cli/export';
+import { EXPORT_TYPE_NAMES, EXPORT_USAGE, runExport } from './cli/export';
 import { installService, INSTALL_SERVICE_OPTIONS, INSTALL_SERVICE_USAGE } from './cli/install-service';
 import { serveSettingsHelp } from './cli/settings-doc';
 import { setCacheDir } from './native';
@@ -107,7 +108,10 @@ const COMMANDS: Record<string, Command> = {
   export: {
     summary: "write the organization as a Zulip-format export tarball (works while serving)",
     usage: EXPORT_USAGE,
-    options: dataDirOption,
+    help:
+      'Exports everything, like Zulip\'s manage.py export. --export-type leaves out what the API\'s exports\n' +
+      'do: public (only public channels\' messages) or consent (also what consenting members can read).\n',
+    options: { ...dataDirOption, 'export-type': { type: 'string' } },
     run: () => 0, // replaced below: needs positionals
   },
   import: {
@@ -226,6 +230,8 @@ async function serve(values: Record<string, string | boolean | undefined>): Prom
   // Placeholder addresses carry the public URL's host: follow a changed host, and a database from
   // before address visibility was applied (src/lib/user-emails.ts).
   syncApiEmails(app);
+  // An export the previous run was making stopped with it: marked failed before anyone asks.
+  failInterruptedExports(app);
   app.batch.commit();
   const server = await startServer(app, allRoutes, config.host, config.port);
   startRetentionJob(app);
@@ -304,9 +310,12 @@ async function backup(argv: string[]): Promise<number> {
 }
 
 async function exportCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: dataDirOption, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({ args: argv, options: COMMANDS.export.options, allowPositionals: true, strict: true });
   if (positionals.length !== 1) throw new UsageError('export needs exactly one OUT.tar.gz');
-  return runExport(openExisting(values as Values), positionals[0]);
+  const typeName = values['export-type'] as string | undefined;
+  if (typeName !== undefined && !Object.hasOwn(EXPORT_TYPE_NAMES, typeName)) throw new UsageError(`--export-type must be public or consent, not '${typeName}'`);
+  const { 'export-type': _type, ...rest } = values;
+  return runExport(openExisting(rest as Values), positionals[0], typeName === undefined ? undefined : EXPORT_TYPE_NAMES[typeName]);
 }
 
 async function importCommand(argv: string[]): Promise<number> {

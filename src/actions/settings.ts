@@ -23,6 +23,7 @@ import { checkFullName, PASSWORD_MIN_LENGTH, realmEmailProblem } from '../lib/va
 import { checkUniqueName } from '../lib/realm-settings';
 import { deleteOtherSessions } from './sessions';
 import { changeDeliveryEmail, emailVisibilityChanged } from './user-access';
+import { notifyExportConsent } from './export-consent';
 
 export interface TargetUsers {
   user_ids?: number[];
@@ -82,6 +83,7 @@ function applySetting(app: App, user: UserRow, name: string, value: unknown): bo
   // `name` is a key of SETTINGS, never request text: safe to splice into SQL.
   stmt(app.db, `UPDATE user SET "${name}" = ? WHERE id = ?`).run(toColumn(value), user.id);
   if (name === 'email_address_visibility') emailVisibilityChanged(app, user, user.email_address_visibility);
+  if (name === 'allow_private_data_export') notifyExportConsent(app, user, value === true);
   if (name === 'enable_drafts_synchronization' && value === false) {
     // zulip-compat: drafts are deleted without drafts events; clients keep their local copies.
     stmt(app.db, 'DELETE FROM draft WHERE user_id = ?').run(user.id);

@@ -26,6 +26,7 @@ import { syncSystemGroupsForRole } from './user-groups';
 import { announceUserCreated, roleChanged } from './user-access';
 import { apiEmailOf } from '../lib/user-emails';
 import { checkUniqueName } from '../lib/realm-settings';
+import { notifyExportConsent } from './export-consent';
 
 export interface NewUser {
   realmId: number;
@@ -177,6 +178,8 @@ export function doReactivateUser(app: App, acting: UserRow, targetId: number): v
     // is_active: true update); nothing changes here, so no event is sent.
     if (target.is_active) return;
     setActive(app, target, true);
+    // Zulip's do_reactivate_user: administrators' consent lists learn the person is back.
+    notifyExportConsent(app, target, (target as { allow_private_data_export?: number }).allow_private_data_export === 1);
   });
 }
 

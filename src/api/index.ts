@@ -37,6 +37,7 @@ import { mutedUserRoutes } from './muted-users';
 import { realmDefaultsRoutes } from './realm-defaults';
 import { realmEmojiRoutes } from './realm-emoji';
 import { realmRoutes } from './realm';
+import { realmExportRoutes } from './realm-export';
 import { userExtraRoutes } from './users-extra';
 import { userStatusRoutes } from './user-status';
 import { webRoutes } from './web';
@@ -49,4 +50,4 @@ export const allRoutes: readonly AnyRoute[] = [
   ...inviteRoutes, ...pageRoutes,
   ...uploadRoutes, ...tusRoutes, ...pushRoutes,
   ...userStatusRoutes, ...userExtraRoutes, ...alertWordRoutes, ...mutedUserRoutes, ...realmEmojiRoutes, ...realmDefaultsRoutes,
-  ...realmRoutes, ...webRoutes, ...staticFileRoutes, ...avatarRoutes, ...healthRoutes, ...metricsRoutes];
+  ...realmRoutes, ...realmExportRoutes, ...webRoutes, ...staticFileRoutes, ...avatarRoutes, ...healthRoutes, ...metricsRoutes];

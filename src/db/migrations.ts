@@ -178,6 +178,8 @@ const STEPS: ((db: Db) => void)[] = [
   },
   // 13: @-mentions and :emoji: find their user or custom emoji by name through an index.
   (db) => createMissing(db, ['user_realm_full_name', 'realm_emoji_realm_name']),
+  // 14: data exports requested over the API (POST /export/realm).
+  (db) => createMissing(db, ['realm_export', 'realm_export_realm']),
 ];
 
 export const SCHEMA_VERSION = 1 + STEPS.length;

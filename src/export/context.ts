@@ -3,6 +3,7 @@
 // system groups by name, and the small conversions (dates to floats, 0/1 to booleans).
 import crypto from 'node:crypto';
 import type Database from 'better-sqlite3';
+import type { ExportFilter } from './filter';
 import { CROSS_REALM_BOT_EMAILS } from './zulip-format';
 
 export type Db = Database.Database;
@@ -36,6 +37,8 @@ export interface Context {
   clients: Map<string, number>;
   groupByName: Map<string, number>;
   nextRecipient: number;
+  /** What an API export of a given type leaves out (filter.ts); null: everything goes in (the CLI). */
+  filter: ExportFilter | null;
 }
 
 export function buildContext(db: Db, realm: Row): Context {
@@ -61,6 +64,7 @@ export function buildContext(db: Db, realm: Row): Context {
     clients: new Map(),
     groupByName: new Map(),
     nextRecipient: 1,
+    filter: null,
   };
   for (const id of users.keys()) ctx.personalRecipient.set(id, ctx.nextRecipient++);
   for (const s of db.prepare('SELECT id FROM stream WHERE realm_id = ? ORDER BY id').all(realmId) as { id: number }[]) ctx.streamRecipient.set(s.id, ctx.nextRecipient++);

@@ -1,6 +1,7 @@
 // messages-NNNNNN.json: the history in id order, MESSAGE_CHUNK_SIZE messages to a file, each with
 // its per-user rows (stored ones and the ones Parley's usermessage_cursor scheme leaves implied).
 import { bool, clientId, directRecipient, secs, type Context, type Db, type Put, type Row } from './context';
+import { keepMessage, keepUserMessages } from './filter';
 import { MESSAGE_CHUNK_SIZE, messageFileName } from './zulip-format';
 
 /** Parley's usermessage flag bits (schema.sql) to Zulip's bitfield: bits 7 and up move up two (Zulip keeps two retired flags there). */
@@ -108,6 +109,9 @@ export async function writeMessages(db: Db, ctx: Context, put: Put): Promise<Mes
   const storedSlots = new Int32Array(users.length);
   const storedFlags = new Int32Array(users.length);
   const hasStored = new Int32Array(users.length).fill(-1);
+  // The current message's rows, stored and implied merged in user order.
+  const rowSlots = new Int32Array(users.length);
+  const rowFlags = new Int32Array(users.length);
   let after = 0;
   let file = 0;
   let messages = 0;
@@ -119,7 +123,7 @@ export async function writeMessages(db: Db, ctx: Context, put: Put): Promise<Mes
     if (rows.length === 0) break;
     const first = rows[0].id as number;
     const last = rows[rows.length - 1].id as number;
-    const zm = rows.map((m) => zulipMessage(ctx, m));
+    const zm: Row[] = [];
     const active: UserRows[] = [];
     for (const u of users) {
       const r = storedOf.get(u.user, first, last) as { ids: string; flags: string };
@@ -133,14 +137,7 @@ export async function writeMessages(db: Db, ctx: Context, put: Put): Promise<Mes
     const activeSlots = active.map((u) => slotOf.get(u.user) as number);
     const out = new AsciiOut();
     const fileStart = usermessages;
-    const row = (slot: number, message: number, flags: number) => {
-      if (usermessages !== fileStart) out.bytes(COMMA);
-      out.bytes(ROW_OPEN);
-      out.int(++usermessages);
-      out.bytes(users[slot].prefix);
-      out.int(message);
-      out.bytes(flagBytes(flags));
-    };
+    const filter = ctx.filter;
     for (const m of rows) {
       const id = m.id as number;
       // The stored rows of this message, in user order.
@@ -154,29 +151,52 @@ export async function writeMessages(db: Db, ctx: Context, put: Put): Promise<Mes
           hasStored[slot] = id;
         }
       }
+      // Merged with the implied rows (subscribers whose cursor is older than the message, flags 0;
+      // a stored row wins), in user order.
+      let count = 0;
+      const take = (slot: number, flags: number) => {
+        rowSlots[count] = slot;
+        rowFlags[count++] = flags;
+      };
       const subs = m.stream_id !== null ? impliedSlots.get(m.stream_id as number) : undefined;
-      if (!subs) {
-        for (let k = 0; k < n; k++) row(storedSlots[k], id, storedFlags[k]);
-        continue;
-      }
-      // Merge with the implied rows (subscribers whose cursor is older than the message, flags 0); a stored row wins.
       let k = 0;
-      for (const sub of subs) {
-        if (sub.cursor >= id || hasStored[sub.slot] === id) continue;
-        while (k < n && storedSlots[k] < sub.slot) row(storedSlots[k], id, storedFlags[k++]);
-        row(sub.slot, id, 0);
+      if (subs) {
+        for (const sub of subs) {
+          if (sub.cursor >= id || hasStored[sub.slot] === id) continue;
+          while (k < n && storedSlots[k] < sub.slot) take(storedSlots[k], storedFlags[k++]);
+          take(sub.slot, 0);
+        }
       }
-      while (k < n) row(storedSlots[k], id, storedFlags[k++]);
+      while (k < n) take(storedSlots[k], storedFlags[k++]);
+      if (filter) {
+        const holders: number[] = [];
+        for (let i = 0; i < count; i++) holders.push(users[rowSlots[i]].user);
+        if (!keepMessage(filter, m.stream_id, holders)) continue;
+        filter.keptMessages.add(id);
+      }
+      zm.push(zulipMessage(ctx, m));
+      for (let i = 0; i < count; i++) {
+        const u = users[rowSlots[i]];
+        if (filter && !keepUserMessages(filter, u.user)) continue;
+        if (usermessages !== fileStart) out.bytes(COMMA);
+        out.bytes(ROW_OPEN);
+        out.int(++usermessages);
+        out.bytes(u.prefix);
+        out.int(id);
+        out.bytes(flagBytes(rowFlags[i]));
+      }
     }
+    after = last;
+    // A filtered export may leave a whole chunk out: file numbers stay contiguous, as Zulip's importer reads them.
+    if (zm.length === 0) continue;
     file++;
-    messages += rows.length;
+    messages += zm.length;
     perFile[messageFileName(file).replace(/\.json$/, '')] = { zerver_message: zm.length, zerver_usermessage: usermessages - fileStart };
     // The same text as JSON.stringify({zerver_message, zerver_usermessage}) with {id, user_profile, message, flags_mask} rows.
     const text = Buffer.concat([Buffer.from(`{"zerver_message":${JSON.stringify(zm)},"zerver_usermessage":[`), out.buf.subarray(0, out.len), Buffer.from(']}\n')]);
     // The previous file is compressed (zlib's threads) while this one is built: wait for it only now.
     if (pending) await pending;
     pending = put(messageFileName(file), text);
-    after = last;
   }
   if (pending) await pending;
   return { messages, usermessages, files: file, perFile };

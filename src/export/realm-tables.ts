@@ -1,6 +1,7 @@
 // realm.json: the organization and every table that hangs off it, written row by row.
 import { JsonTablesFile } from './json-writer';
 import { bool, directRecipient, groupId, huddleHash, nbool, secs, type Context, type Db, type Row } from './context';
+import { keepScheduled } from './filter';
 import {
   GROUP_GROUP_DEFAULTS,
   GROUP_GROUP_SETTINGS,
@@ -155,7 +156,12 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
   }
 
   // Scheduled messages first decide which group DMs exist (one may be scheduled to a new set of people).
-  const scheduled = db.prepare('SELECT * FROM scheduled_message WHERE realm_id = ? ORDER BY id').all(R) as Row[];
+  let scheduled = db.prepare('SELECT * FROM scheduled_message WHERE realm_id = ? ORDER BY id').all(R) as Row[];
+  const filter = ctx.filter;
+  if (filter) {
+    scheduled = scheduled.filter((s) => keepScheduled(filter, s.sender_id));
+    for (const s of scheduled) filter.keptScheduled.add(s.id);
+  }
   const scheduledRecipient = new Map<number, number>();
   for (const s of scheduled) {
     if (s.type === 'stream') scheduledRecipient.set(s.id, ctx.streamRecipient.get(s.stream_id) as number);
@@ -276,7 +282,7 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
   const messageExists = db.prepare('SELECT 1 FROM message WHERE id = ?').pluck();
   const scheduledAttachments = db.prepare('SELECT count(*) FROM attachment_scheduled_message WHERE scheduled_message_id = ?').pluck();
   for (const s of scheduled) {
-    const delivered = s.delivered_message_id !== null && messageExists.get(s.delivered_message_id) ? s.delivered_message_id : null;
+    const delivered = s.delivered_message_id !== null && messageExists.get(s.delivered_message_id) && (!filter || filter.keptMessages.has(s.delivered_message_id)) ? s.delivered_message_id : null;
     f.row({
       id: s.id,
       sender: s.sender_id,
@@ -342,7 +348,7 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
     const page = reactions.all(R, after) as Row[];
     if (page.length === 0) break;
     for (const r of page) {
-      if (!ctx.crossRealm.has(r.user_id)) {
+      if (!ctx.crossRealm.has(r.user_id) && (!filter || filter.keptMessages.has(r.message_id))) {
         f.row({ id: r.id, message: r.message_id, user_profile: r.user_id, emoji_name: r.emoji_name, emoji_code: r.emoji_code, reaction_type: r.reaction_type });
       }
     }
@@ -383,6 +389,8 @@ function zulipUser(ctx: Context, u: Row): Row {
     if (v === undefined) continue;
     row[name] = type === 'bool' ? bool(v) : v;
   }
+  // A public export keeps no address its owner shows to no one: the placeholder stands in for it.
+  if (ctx.filter?.hiddenAddresses.has(u.id)) row.delivery_email = u.email;
   return row;
 }
 

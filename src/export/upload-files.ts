@@ -13,8 +13,14 @@ export function writeAttachments(db: Db, ctx: Context, f: JsonTablesFile, upload
   const kept: Row[] = [];
   f.table('zerver_attachment');
   for (const a of db.prepare('SELECT * FROM attachment WHERE realm_id = ? ORDER BY id').all(ctx.realmId) as Row[]) {
-    const messages = messagesOf.all(a.id) as number[];
-    const scheduled = scheduledOf.all(a.id) as number[];
+    let messages = messagesOf.all(a.id) as number[];
+    let scheduled = scheduledOf.all(a.id) as number[];
+    // A filtered export keeps the files of the messages it exports only (Zulip's fetch_attachment_data).
+    const filter = ctx.filter;
+    if (filter) {
+      messages = messages.filter((id) => filter.keptMessages.has(id));
+      scheduled = scheduled.filter((id) => filter.keptScheduled.has(id));
+    }
     if (messages.length === 0 && scheduled.length === 0) continue;
     // The importer looks every path_id up in uploads/records.json: a file missing from the uploads
     // directory leaves its row out too (and says so).

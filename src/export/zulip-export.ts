@@ -14,9 +14,11 @@ import zlib from 'node:zlib';
 import Database from 'better-sqlite3';
 import type TarStream from 'tar-stream';
 import { loadTarStream } from '../lazy';
+import { exportsDir } from '../lib/export-process';
 import { loadSqliteAddon } from '../native';
 import { ZULIP_VERSION } from '../version';
 import { buildContext, type Db, type Row } from './context';
+import { buildFilter, type ExportType } from './filter';
 import { JsonTablesFile } from './json-writer';
 import { writeMessages } from './message-files';
 import { writeRealmTables } from './realm-tables';
@@ -37,6 +39,8 @@ export interface ExportOptions {
   signal?: AbortSignal;
   /** Called after each file is in the tarball (for progress lines). */
   onEntry?: (name: string) => void | Promise<void>;
+  /** What to leave out, as an API export of this type does (filter.ts); absent: everything. */
+  exportType?: ExportType;
 }
 
 export interface ExportSummary {
@@ -90,11 +94,19 @@ export async function exportRealm(opts: ExportOptions): Promise<ExportSummary> {
   if (!st.isDirectory()) throw new ExportError(`cannot write ${out}: ${dir} is not a directory`);
   if (fs.existsSync(out) && fs.statSync(out).isDirectory()) throw new ExportError(`cannot write ${out}: it is a directory`);
   // OUT is renamed into place: given the database (or its WAL, or a file of the uploads), it would
-  // replace it under the running server. Nothing of the export belongs in the data directory.
+  // replace it under the running server. Nothing of the export belongs in the data directory, but for
+  // DATA_DIR/exports, where the API's exports are kept (exportsDir).
   const dataDir = path.dirname(path.resolve(opts.dbFile));
   const inside = (real: string, root: string) => real === root || real.startsWith(root + path.sep);
   const realDir = fs.realpathSync(dir);
-  for (const root of [dataDir, path.resolve(opts.uploadsDir)]) {
+  let realExports: string | null = null;
+  try {
+    realExports = fs.realpathSync(exportsDir(dataDir));
+  } catch {
+    realExports = null; // none yet
+  }
+  const inExports = realExports !== null && realDir !== realExports && inside(realDir, realExports);
+  for (const root of inExports ? [path.resolve(opts.uploadsDir)] : [dataDir, path.resolve(opts.uploadsDir)]) {
     let realRoot: string;
     try {
       realRoot = fs.realpathSync(root);
@@ -165,6 +177,7 @@ async function writeTarball(db: Db, opts: ExportOptions, out: string, partial: s
   };
 
   const ctx = buildContext(db, realm);
+  if (opts.exportType !== undefined) ctx.filter = buildFilter(db, ctx.realmId, opts.exportType);
 
   // Messages first: realm.json needs nothing from them, and their files are the bulk of the work.
   const msg = await writeMessages(db, ctx, put);

@@ -33,6 +33,13 @@ function fromAddress(app: App): string {
   return `Parley <noreply@${host}>`;
 }
 
+/** The bare address of the sender (Zulip's FromAddress.SUPPORT stands for the server's operator in some messages). */
+export function supportAddress(app: App): string {
+  const from = fromAddress(app);
+  const angle = /<([^<>]+)>\s*$/.exec(from);
+  return (angle ? angle[1] : from).trim();
+}
+
 /** RFC 2047 encoded-word for a header value that is not plain ASCII. */
 function encodeHeader(value: string): string {
   const clean = value.replace(/[\r\n]+/g, ' ');

@@ -47,7 +47,12 @@ describe('parley <command> --help', () => {
       ['deactivate-realm', 'usage: parley deactivate-realm --data-dir DIR|--config FILE\n'],
       ['reactivate-realm', 'usage: parley reactivate-realm --data-dir DIR|--config FILE\n'],
       ['backup', 'usage: parley backup --data-dir DIR|--config FILE BACKUP_FILE\n'],
-      ['export', 'usage: parley export --data-dir DIR|--config FILE OUT.tar.gz\n'],
+      [
+        'export',
+        'usage: parley export --data-dir DIR|--config FILE [--export-type public|consent] OUT.tar.gz\n' +
+          "Exports everything, like Zulip's manage.py export. --export-type leaves out what the API's exports\n" +
+          "do: public (only public channels' messages) or consent (also what consenting members can read).\n",
+      ],
       ['zuliprc', 'usage: parley zuliprc --data-dir DIR|--config FILE --email EMAIL [--site URL]\n'],
       ['install-service', 'usage: parley install-service [--no-start] [--dry-run] [--root DIR] [--exec PATH]\n'],
     ];
