@@ -190,7 +190,9 @@ function secretPaths(routes: readonly AnyRoute[]): SecretPaths {
   for (const r of routes) {
     const m = SECRET_PARAM.exec(r.path);
     if (!m) continue;
-    const prefix = r.path.slice(0, m.index);
+    // The static start, up to the first parameter (not the secret's own): a route whose secret follows
+    // another parameter (/user_avatars/exports/{realm_id}/{token}/...) is still recognised under any realm id.
+    const prefix = r.path.slice(0, r.path.indexOf('{'));
     prefixes.add(prefix);
     if (!byPattern.has(apiPattern(r.path))) byPattern.set(apiPattern(r.path), prefix);
   }

@@ -290,6 +290,19 @@ describe('the request log (JSON)', () => {
     assert.ok(!/sekrit(key|token)/.test(all), all);
   });
 
+  it("never logs a data export's download token, on the route or a mangled path (the token sits after the realm id)", async () => {
+    await take();
+    const owner = t.users.owner;
+    const auth = { headers: { authorization: basicAuth(owner) } };
+    const paths = ['/user_avatars/exports/1/sekrittoken1/zulip-export-0.tar.gz', '//user_avatars/exports/1/sekrittoken2/x.tar.gz', '/User_Avatars/exports/1/sekrittoken3/x.tar.gz'];
+    const answers = await Promise.all(paths.map((path) => t.raw('GET', path, auth)));
+    assert.deepEqual(answers.map((a) => a.status), [404, 404, 404]);
+    const all = lines.join('');
+    const got = await take();
+    assert.deepEqual(got.map((l) => l.path), paths.map(() => '/user_avatars/exports/[redacted]'));
+    assert.ok(!all.includes('sekrit'), all);
+  });
+
   it('puts a distinct X-Request-Id on every reply: success, error, OPTIONS, HEAD, pages, health', async () => {
     await take();
     const answers = await Promise.all([
