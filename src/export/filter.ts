@@ -19,8 +19,10 @@ export interface ExportFilter {
   consented: ReadonlySet<number>;
   /** Channels all of whose messages go in: public ones, and for a consent export the private ones with shared history that a consenting person is subscribed to. */
   openStreams: ReadonlySet<number>;
-  /** People whose real address is replaced by their placeholder (public exports: visibility "nobody"). */
+  /** People whose real address is replaced by their placeholder (visibility "nobody", not consenting). */
   hiddenAddresses: ReadonlySet<number>;
+  /** The personal settings a new account starts with (the user table's defaults): what people who did not consent get. */
+  settingDefaults: Readonly<Record<string, unknown>>;
   /** Filled as messages are written: the exported ones (reactions and attachments follow them). */
   keptMessages: Set<number>;
   /** Filled as realm.json is written: the exported scheduled messages (their attachments follow them). */
@@ -44,10 +46,39 @@ export function buildFilter(db: Db, realmId: number, type: ExportType): ExportFi
       .all(realmId) as { stream_id: number; user_id: number }[];
     for (const r of shared) if (consented.has(r.user_id)) openStreams.add(r.stream_id);
   }
-  // 4 is EMAIL_ADDRESS_VISIBILITY_NOBODY: the only setting under which administrators cannot read an address.
-  const hiddenAddresses =
-    type === EXPORT_TYPE.PUBLIC ? ids('SELECT id FROM user WHERE realm_id = ? AND bot_type IS NULL AND email_address_visibility = 4') : new Set<number>();
-  return { type, consented, openStreams, hiddenAddresses, keptMessages: new Set(), keptScheduled: new Set() };
+  // 4 is EMAIL_ADDRESS_VISIBILITY_NOBODY: the only setting under which administrators cannot read an
+  // address. Zulip's custom_fetch_user_profile replaces it for every person whose private data is not
+  // exported: everyone in a public export, those who did not consent in a consent export.
+  const hiddenAddresses = ids('SELECT id FROM user WHERE realm_id = ? AND bot_type IS NULL AND email_address_visibility = 4');
+  for (const id of consented) hiddenAddresses.delete(id);
+  return { type, consented, openStreams, hiddenAddresses, settingDefaults: columnDefaults(db, 'user'), keptMessages: new Set(), keptScheduled: new Set() };
+}
+
+/** A table's column defaults as values (SQLite keeps each as SQL text: 'en', 0, NULL). */
+function columnDefaults(db: Db, table: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const c of db.pragma(`table_info(${table})`) as { name: string; dflt_value: string | null }[]) {
+    const d = c.dflt_value;
+    if (d === null || /^null$/i.test(d)) out[c.name] = null;
+    else if (/^'.*'$/s.test(d)) out[c.name] = d.slice(1, -1).replace(/''/g, "'");
+    else if (/^-?\d+(\.\d+)?$/.test(d)) out[c.name] = Number(d);
+  }
+  return out;
+}
+
+/**
+ * Whether a person's private data goes in: their private rows (Zulip's limit_to_consenting_users:
+ * alert words, topic settings, muted people, status, snippets, views, a bot's storage and services),
+ * their personal settings and their channel preferences. Only consenting people's in a filtered
+ * export (no one's in a public one); everyone's without a filter (the command line).
+ */
+export function keepPrivate(f: ExportFilter | null, userId: number): boolean {
+  return f === null || f.consented.has(userId);
+}
+
+/** Zulip's custom_fetch_direct_message_groups: a group DM goes in only with a consenting member (none in a public export). */
+export function keepDirectGroup(f: ExportFilter | null, members: readonly number[]): boolean {
+  return f === null || members.some((u) => f.consented.has(u));
 }
 
 /**

@@ -1,7 +1,8 @@
 // realm.json: the organization and every table that hangs off it, written row by row.
 import { JsonTablesFile } from './json-writer';
 import { bool, directRecipient, groupId, huddleHash, nbool, secs, type Context, type Db, type Row } from './context';
-import { keepScheduled } from './filter';
+import { keepDirectGroup, keepPrivate, keepScheduled } from './filter';
+import { STREAM_COLORS } from '../actions/subscriptions';
 import {
   GROUP_GROUP_DEFAULTS,
   GROUP_GROUP_SETTINGS,
@@ -168,13 +169,15 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
     else scheduledRecipient.set(s.id, directRecipient(ctx, [s.sender_id, ...(JSON.parse(s.recipient_ids ?? '[]') as number[])], s.sender_id));
   }
 
+  // Group DMs without a consenting member stay out of a filtered export (who talks with whom is private).
+  const huddles = [...ctx.huddles.values()].filter((h) => keepDirectGroup(filter, h.members));
   f.table('zerver_huddle');
-  for (const h of ctx.huddles.values()) f.row({ id: h.id, huddle_hash: huddleHash(h.members), group_size: h.members.length });
+  for (const h of huddles) f.row({ id: h.id, huddle_hash: huddleHash(h.members), group_size: h.members.length });
 
   f.table('zerver_recipient');
   for (const [userId, rid] of ctx.personalRecipient) if (!ctx.crossRealm.has(userId)) f.row({ id: rid, type: RECIPIENT_TYPE.personal, type_id: userId });
   for (const [streamId, rid] of ctx.streamRecipient) f.row({ id: rid, type: RECIPIENT_TYPE.stream, type_id: streamId });
-  for (const h of ctx.huddles.values()) f.row({ id: h.recipient, type: RECIPIENT_TYPE.huddle, type_id: h.id });
+  for (const h of huddles) f.row({ id: h.recipient, type: RECIPIENT_TYPE.huddle, type_id: h.id });
 
   n = 0;
   const sub = (user: number, recipient: number, extra: Row = {}): Row => ({
@@ -197,6 +200,12 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
   for (const [userId, rid] of ctx.personalRecipient) if (!ctx.crossRealm.has(userId)) f.row(sub(userId, rid));
   for (const s of db.prepare('SELECT s.* FROM subscription s JOIN stream c ON c.id = s.stream_id WHERE c.realm_id = ? ORDER BY s.stream_id, s.user_id').all(R) as Row[]) {
     if (ctx.crossRealm.has(s.user_id)) continue;
+    if (!keepPrivate(filter, s.user_id)) {
+      // Zulip's custom_process_subscription_in_realm_config: only membership, with a color that says
+      // nothing of the person's choice (Zulip picks one at random; the channel's id picks it here).
+      f.row(sub(s.user_id, ctx.streamRecipient.get(s.stream_id) as number, { active: bool(s.active), color: STREAM_COLORS[s.stream_id % STREAM_COLORS.length] }));
+      continue;
+    }
     f.row(
       sub(s.user_id, ctx.streamRecipient.get(s.stream_id) as number, {
         active: bool(s.active),
@@ -211,17 +220,18 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
       }),
     );
   }
-  for (const h of ctx.huddles.values()) for (const u of h.members) if (!ctx.crossRealm.has(u)) f.row(sub(u, h.recipient));
+  for (const h of huddles) for (const u of h.members) if (!ctx.crossRealm.has(u)) f.row(sub(u, h.recipient));
 
   n = 0;
   f.table('zerver_alertword');
   for (const a of db.prepare('SELECT a.* FROM alert_word a JOIN user u ON u.id = a.user_id WHERE u.realm_id = ? ORDER BY a.user_id, a.word').all(R) as Row[]) {
-    f.row({ id: ++n, user_profile: a.user_id, realm: R, word: a.word });
+    if (keepPrivate(filter, a.user_id)) f.row({ id: ++n, user_profile: a.user_id, realm: R, word: a.word });
   }
 
   n = 0;
   f.table('zerver_usertopic');
   for (const t of db.prepare('SELECT t.* FROM user_topic t JOIN user u ON u.id = t.user_id WHERE u.realm_id = ? ORDER BY t.user_id, t.stream_id, t.topic_key').all(R) as Row[]) {
+    if (!keepPrivate(filter, t.user_id)) continue;
     f.row({
       id: ++n,
       user_profile: t.user_id,
@@ -236,13 +246,13 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
   n = 0;
   f.table('zerver_muteduser');
   for (const m of db.prepare('SELECT m.* FROM muted_user m JOIN user u ON u.id = m.user_id WHERE u.realm_id = ? ORDER BY m.user_id, m.muted_user_id').all(R) as Row[]) {
-    f.row({ id: ++n, user_profile: m.user_id, muted_user: m.muted_user_id, date_muted: secs(m.date_muted) });
+    if (keepPrivate(filter, m.user_id)) f.row({ id: ++n, user_profile: m.user_id, muted_user: m.muted_user_id, date_muted: secs(m.date_muted) });
   }
 
   n = 0;
   f.table('zerver_userstatus');
   for (const s of db.prepare('SELECT s.* FROM user_status s JOIN user u ON u.id = s.user_id WHERE u.realm_id = ? ORDER BY s.user_id').all(R) as Row[]) {
-    if (ctx.crossRealm.has(s.user_id)) continue;
+    if (ctx.crossRealm.has(s.user_id) || !keepPrivate(filter, s.user_id)) continue;
     f.row({
       id: ++n,
       user_profile: s.user_id,
@@ -309,13 +319,14 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
 
   f.table('zerver_savedsnippet');
   for (const x of db.prepare('SELECT x.* FROM saved_snippet x JOIN user u ON u.id = x.user_id WHERE u.realm_id = ? ORDER BY x.id').all(R) as Row[]) {
-    f.row({ id: x.id, realm: R, user_profile: x.user_id, title: x.title, content: x.content, date_created: secs(x.date_created) });
+    if (keepPrivate(filter, x.user_id)) f.row({ id: x.id, realm: R, user_profile: x.user_id, title: x.title, content: x.content, date_created: secs(x.date_created) });
   }
   f.table('zerver_navigationview');
   for (const v of db.prepare('SELECT v.* FROM navigation_view v JOIN user u ON u.id = v.user_id WHERE u.realm_id = ? ORDER BY v.id').all(R) as Row[]) {
-    f.row({ id: v.id, user: v.user_id, fragment: v.fragment, is_pinned: bool(v.is_pinned), name: v.name });
+    if (keepPrivate(filter, v.user_id)) f.row({ id: v.id, user: v.user_id, fragment: v.fragment, is_pinned: bool(v.is_pinned), name: v.name });
   }
-  const services = db.prepare('SELECT b.* FROM bot_service b JOIN user u ON u.id = b.bot_id WHERE u.realm_id = ? ORDER BY b.id').all(R) as Row[];
+  // A bot never consents: a filtered export carries no bot's services, storage or configuration (as Zulip's).
+  const services = (db.prepare('SELECT b.* FROM bot_service b JOIN user u ON u.id = b.bot_id WHERE u.realm_id = ? ORDER BY b.id').all(R) as Row[]).filter((b) => keepPrivate(filter, b.bot_id));
   f.tableOf(
     'zerver_service',
     services.map((b) => ({ id: b.id, user_profile: b.bot_id, name: b.name, base_url: b.base_url, interface: b.interface })),
@@ -323,7 +334,7 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
   n = 0;
   f.table('zerver_botstoragedata');
   for (const b of db.prepare('SELECT b.* FROM bot_storage b JOIN user u ON u.id = b.bot_id WHERE u.realm_id = ? ORDER BY b.bot_id, b.key').all(R) as Row[]) {
-    f.row({ id: ++n, bot_profile: b.bot_id, key: b.key, value: b.value });
+    if (keepPrivate(filter, b.bot_id)) f.row({ id: ++n, bot_profile: b.bot_id, key: b.key, value: b.value });
   }
   n = 0;
   f.table('zerver_botconfigdata');
@@ -384,8 +395,12 @@ function zulipUser(ctx: Context, u: Row): Row {
     groups: [],
     user_permissions: [],
   };
+  // Zulip's custom_fetch_user_profile: the personal settings of someone whose private data stays out
+  // are those a new account starts with, but for whom they show their address to.
+  const filter = ctx.filter;
+  const defaults = filter && !keepPrivate(filter, u.id) ? filter.settingDefaults : null;
   for (const [name, type] of Object.entries(USER_SETTING_TYPES)) {
-    const v = u[name];
+    const v = defaults && name !== 'email_address_visibility' && name !== 'timezone' && name in defaults ? defaults[name] : u[name];
     if (v === undefined) continue;
     row[name] = type === 'bool' ? bool(v) : v;
   }

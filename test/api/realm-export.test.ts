@@ -331,9 +331,13 @@ describe('data exports', () => {
         realm.zerver_scheduledmessage.map((s: any) => s.id),
         [scheduledBy.hamlet],
       );
-      // Real addresses stay in a consent export.
+      // Real addresses stay in a consent export, but for those who show theirs to no one and did not
+      // consent (Zulip's custom_fetch_user_profile): Othello keeps the placeholder.
       const othello = realm.zerver_userprofile.find((u: any) => u.id === t.users.othello.id);
-      assert.equal(othello.delivery_email, t.users.othello.email);
+      assert.equal(othello.delivery_email, othello.email);
+      assert.notEqual(othello.delivery_email, t.users.othello.email);
+      const hamlet = realm.zerver_userprofile.find((u: any) => u.id === t.users.hamlet.id);
+      assert.equal(hamlet.delivery_email, t.users.hamlet.email);
     });
 
     it('leaves out what no consenting person can read', async () => {
