@@ -270,6 +270,10 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
   f.table('zerver_userpresence');
   for (const p of db.prepare('SELECT * FROM presence WHERE realm_id = ? ORDER BY user_id').all(R) as Row[]) {
     if (ctx.crossRealm.has(p.user_id)) continue;
+    // Presence is public, but for people who turned it off: the API shows theirs to no one (not even
+    // administrators), so a filtered export leaves it out unless they consent. (Zulip's export.py
+    // keeps every row; the API's own rule is kept here.)
+    if (ctx.users.get(p.user_id)?.presence_enabled === 0 && !keepPrivate(filter, p.user_id)) continue;
     f.row({
       id: ++n,
       user_profile: p.user_id,

@@ -103,6 +103,10 @@ before(async () => {
   }
   await ok(t.api(hamlet, 'POST', '/user_topics', { stream_id: privateChannel, topic: 'the secret plan', visibility_policy: 1 }));
   await ok(t.api(bot, 'PUT', '/bot_storage', { storage: { token: 'bot secret' } }));
+  // Presence: Hamlet's is seen by everyone; Othello is invisible (presence_enabled off), which the
+  // API hides from everyone, administrators included.
+  await ok(t.api(othello, 'PATCH', '/settings', { presence_enabled: false }));
+  for (const u of [hamlet, othello]) await ok(t.api(u, 'POST', '/users/me/presence', { status: 'active' }));
   // Othello shows their address to no one, and does not consent; the owner consents.
   await ok(t.api(othello, 'PATCH', '/settings', { email_address_visibility: 4 }));
   await ok(t.api(owner, 'PATCH', '/settings', { allow_private_data_export: true }));
@@ -140,6 +144,12 @@ describe('a public export', () => {
       assert.equal(s.pin_to_top, false);
       assert.equal(s.is_muted, false);
     }
+  });
+
+  it("carries the presence people show, not an invisible person's", () => {
+    const who = realm.zerver_userpresence.map((p: any) => p.user_profile);
+    assert.ok(who.includes(t.users.hamlet.id));
+    assert.ok(!who.includes(t.users.othello.id));
   });
 
   it("keeps the placeholder for an address shown to no one", () => {
