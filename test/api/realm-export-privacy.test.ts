@@ -83,6 +83,11 @@ before(async () => {
   await sendToChannel(t, hamlet, publicChannel, 'hello', 'public words');
   await sendDirect(t, hamlet, [othello, admin], 'a group DM without a consenting person');
   await sendDirect(t, hamlet, [othello, owner], 'a group DM with the consenting owner');
+  // A channel with protected history the consenting owner joins late: only what came after is theirs to read.
+  const vault = await createChannel(t, hamlet, 'vault', [hamlet], { invite_only: true, history_public_to_subscribers: false });
+  await sendToChannel(t, hamlet, vault, 'vault', 'before the owner came');
+  await ok(t.api(hamlet, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'vault' }], principals: [owner.id] }));
+  await sendToChannel(t, hamlet, vault, 'vault', 'after the owner came');
   // Everyone's private rows: the owner's (consenting) and Hamlet's (not).
   for (const u of [owner, hamlet]) {
     await ok(t.api(u, 'POST', '/users/me/alert_words', { alert_words: [`${u.fullName} alert`] }));
@@ -185,6 +190,11 @@ describe('a full export with member consent (the owner alone consents)', () => {
     const members = realm.zerver_subscription.filter((s: any) => s.recipient === owners[0].recipient || s.recipient === owners[0].id).map((s: any) => s.user_profile).sort();
     assert.deepEqual(members, [t.users.owner.id, t.users.hamlet.id, t.users.othello.id].sort());
     assert.deepEqual(messages.map((m) => m.content).filter((c) => c.includes('group DM')), ['a group DM with the consenting owner']);
+  });
+
+  it('carries of a protected-history channel only what the consenting owner could read (after joining)', () => {
+    const vault = messages.map((m) => m.content).filter((c) => c.includes('the owner came'));
+    assert.deepEqual(vault, ['after the owner came']);
   });
 
   it('keeps the real address of no one who hides it and did not consent', () => {
