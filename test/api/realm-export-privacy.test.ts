@@ -8,10 +8,12 @@
 // not carried (the importer's defaults stand in for them).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import zlib from 'node:zlib';
 import tar from 'tar-stream';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { createChannel, sendDirect, sendToChannel } from '../helpers/chat';
+import { multipart } from '../helpers/multipart';
 import { ExportChecker } from '../../src/export/zulip-check';
 import { RECORDS } from '../../src/export/zulip-format';
 
@@ -40,10 +42,11 @@ const basic = (u: TestUser) => ({ authorization: 'Basic ' + Buffer.from(`${u.ema
 
 let t: TestServer;
 let privateChannel: number;
+const tarballFiles: Record<1 | 2, string[]> = { 1: [], 2: [] };
 let publicChannel: number;
 
 /** Asks for an export of `type` as the owner, waits for it, downloads and unpacks realm.json and the messages. */
-async function exportOf(type: 1 | 2): Promise<{ realm: any; messages: any[] }> {
+async function exportOf(type: 1 | 2): Promise<{ realm: any; messages: any[]; attachments: any[] }> {
   const res = await t.api(t.users.owner, 'POST', '/export/realm', { export_type: type });
   assert.equal(res.status, 200, res.text);
   const end = Date.now() + 60_000;
@@ -58,6 +61,7 @@ async function exportOf(type: 1 | 2): Promise<{ realm: any; messages: any[] }> {
   assert.equal(done.failed_timestamp, null);
   const bytes = Buffer.from(await (await fetch(done.export_url, { headers: basic(t.users.owner) })).arrayBuffer());
   const files = await unpack(bytes);
+  tarballFiles[type] = [...files.keys()];
   // What is left out leaves nothing dangling: the tarball still passes the check of what Zulip's importer reads.
   const checker = new ExportChecker();
   for (const [name, data] of files) if (name === 'realm.json' || name === 'attachment.json' || /^messages-\d{6}\.json$/.test(name)) checker.file(name, JSON.parse(data.toString()));
@@ -66,7 +70,8 @@ async function exportOf(type: 1 | 2): Promise<{ realm: any; messages: any[] }> {
   }
   assert.deepEqual(checker.finish(), []);
   const messages = [...files.keys()].filter((n) => /^messages-\d{6}\.json$/.test(n)).flatMap((n) => JSON.parse(files.get(n)!.toString()).zerver_message);
-  return { realm: JSON.parse(files.get('realm.json')!.toString()), messages };
+  const attachments = JSON.parse(files.get('attachment.json')!.toString()).zerver_attachment;
+  return { realm: JSON.parse(files.get('realm.json')!.toString()), messages, attachments };
 }
 
 const ok = async (p: Promise<{ status: number; text: string }>) => {
@@ -83,6 +88,16 @@ before(async () => {
   await sendToChannel(t, hamlet, publicChannel, 'hello', 'public words');
   await sendDirect(t, hamlet, [othello, admin], 'a group DM without a consenting person');
   await sendDirect(t, hamlet, [othello, owner], 'a group DM with the consenting owner');
+  // Uploads linked from a public message, a private-channel message and a DM (each its own file).
+  const upload = async (name: string) => {
+    const { body, contentType } = multipart([{ field: 'file', filename: name, type: 'text/plain', data: `the ${name}` }]);
+    const res = await t.raw('POST', '/api/v1/user_uploads', { headers: { authorization: basic(hamlet).authorization, 'content-type': contentType }, body });
+    assert.equal(res.status, 200, res.text);
+    return res.body.url as string;
+  };
+  await sendToChannel(t, hamlet, publicChannel, 'files', `see [public.txt](${await upload('public.txt')})`);
+  await sendToChannel(t, hamlet, privateChannel, 'files', `see [private.txt](${await upload('private.txt')})`);
+  await sendDirect(t, hamlet, [othello], `see [direct.txt](${await upload('direct.txt')})`);
   // A channel with protected history the consenting owner joins late: only what came after is theirs to read.
   const vault = await createChannel(t, hamlet, 'vault', [hamlet], { invite_only: true, history_public_to_subscribers: false });
   await sendToChannel(t, hamlet, vault, 'vault', 'before the owner came');
@@ -122,8 +137,10 @@ const usersOf = (realm: any, table: string, field = 'user_profile') => [...new S
 
 describe('a public export', () => {
   let realm: any;
+  let attachments: any[];
+  const realm_attachments = () => attachments.map((a: any) => a.file_name).sort();
   before(async () => {
-    ({ realm } = await exportOf(1));
+    ({ realm, attachments } = await exportOf(1));
   });
 
   it("carries nobody's private rows", () => {
@@ -131,6 +148,12 @@ describe('a public export', () => {
       assert.deepEqual(realm[table], [], table);
     }
     assert.ok(!JSON.stringify(realm).includes('the secret plan'));
+  });
+
+  it("carries the public message's upload only", () => {
+    assert.deepEqual(realm_attachments(), ['public.txt']);
+    const uploaded = tarballFiles[1].filter((n) => n.startsWith('uploads/') && n.endsWith('.txt')).map((n) => path.basename(n));
+    assert.deepEqual(uploaded, ['public.txt']);
   });
 
   it('carries no group DM, nor its recipient or subscriptions', () => {
@@ -167,8 +190,14 @@ describe('a public export', () => {
 describe('a full export with member consent (the owner alone consents)', () => {
   let realm: any;
   let messages: any[];
+  let attachments: any[];
   before(async () => {
-    ({ realm, messages } = await exportOf(2));
+    ({ realm, messages, attachments } = await exportOf(2));
+  });
+
+  it('carries no upload of a conversation the owner is not in', () => {
+    assert.deepEqual(attachments.map((a: any) => a.file_name), ['public.txt']);
+    assert.deepEqual(tarballFiles[2].filter((n) => n.startsWith('uploads/') && n.endsWith('.txt')).map((n) => path.basename(n)), ['public.txt']);
   });
 
   it("carries the consenting owner's private rows only", () => {
