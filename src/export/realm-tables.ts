@@ -400,11 +400,11 @@ function zulipUser(ctx: Context, u: Row): Row {
     user_permissions: [],
   };
   // Zulip's custom_fetch_user_profile: the personal settings of someone whose private data stays out
-  // are those a new account starts with, but for whom they show their address to.
+  // are those a new account starts with (the importer's defaults), but for their privacy controls.
   const filter = ctx.filter;
   const defaults = filter && !keepPrivate(filter, u.id) ? filter.settingDefaults : null;
   for (const [name, type] of Object.entries(USER_SETTING_TYPES)) {
-    const v = defaults && name !== 'email_address_visibility' && name !== 'timezone' && name in defaults ? defaults[name] : u[name];
+    const v = defaults && !KEPT_SETTINGS.has(name) && name in defaults ? defaults[name] : u[name];
     if (v === undefined) continue;
     row[name] = type === 'bool' ? bool(v) : v;
   }
@@ -412,6 +412,23 @@ function zulipUser(ctx: Context, u: Row): Row {
   if (ctx.filter?.hiddenAddresses.has(u.id)) row.delivery_email = u.email;
   return row;
 }
+
+/**
+ * The settings a filtered export keeps for everyone: the timezone (every member can read it), and the
+ * privacy controls. Zulip keeps only email_address_visibility; its other privacy controls
+ * (SECURITY_SENSITIVE_USER_SETTINGS: presence, typing notifications, read receipts) go back to the
+ * defaults, which would make an invisible person visible after the import. Kept here: a choice to
+ * show less stays made.
+ */
+const KEPT_SETTINGS: ReadonlySet<string> = new Set([
+  'timezone',
+  'email_address_visibility',
+  'allow_private_data_export',
+  'presence_enabled',
+  'send_private_typing_notifications',
+  'send_stream_typing_notifications',
+  'send_read_receipts',
+]);
 
 function writeGroups(db: Db, ctx: Context, f: JsonTablesFile): void {
   const R = ctx.realmId;

@@ -167,6 +167,11 @@ describe('a public export', () => {
     const hamlet = realm.zerver_userprofile.find((u: any) => u.id === t.users.hamlet.id);
     assert.equal(hamlet.twenty_four_hour_time, false);
     assert.equal(hamlet.default_language, 'en');
+    // But for privacy controls: an invisible person stays invisible after the import, and who shows
+    // their address to no one keeps that choice.
+    const othello = realm.zerver_userprofile.find((u: any) => u.id === t.users.othello.id);
+    assert.equal(othello.presence_enabled, false);
+    assert.equal(othello.email_address_visibility, 4);
     const streamRecipient = realm.zerver_recipient.find((r: any) => r.type === 2 && r.type_id === publicChannel).id;
     for (const s of realm.zerver_subscription.filter((x: any) => x.recipient === streamRecipient)) {
       assert.equal(s.pin_to_top, false);
