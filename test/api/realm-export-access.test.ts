@@ -11,6 +11,7 @@ import { BOT_TYPE, ROLE } from '../../src/lib/roles';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { err, SUCCESS } from '../helpers/chat';
 import { json, webLogin, type WebSession } from '../helpers/web';
+import { queuedEvents, registerQueue } from '../helpers/events';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -38,6 +39,8 @@ describe('an export asked for from the web app', () => {
 
   it('POST and GET /json/export/realm work with the session of an administrator', async () => {
     owner = await webLogin(t, t.users.owner);
+    const adminQueue = await registerQueue(t, t.users.admin, ['message']);
+    const ownerQueue = await registerQueue(t, t.users.owner, ['message']);
     const res = await json(t, owner, 'POST', '/export/realm', { export_type: 1 });
     assert.equal(res.status, 200, res.text);
     exportId = res.body.id;
@@ -49,6 +52,13 @@ describe('an export asked for from the web app', () => {
       if (e && !e.pending) {
         assert.equal(e.failed_timestamp, null);
         exportUrl = e.export_url;
+        // Notification Bot tells the one who asked, no other administrator.
+        assert.deepEqual(await queuedEvents(t, t.users.admin, adminQueue), []);
+        const dms = (await queuedEvents(t, t.users.owner, ownerQueue)).map((x) => [
+          x.message.sender_full_name,
+          x.message.display_recipient.map((r: any) => r.id).filter((id: number) => id !== x.message.sender_id),
+        ]);
+        assert.deepEqual(dms, [['Notification Bot', [t.users.owner.id]]]);
         break;
       }
       if (Date.now() > end) throw new Error('export timed out');
