@@ -1,7 +1,7 @@
 // realm.json: the organization and every table that hangs off it, written row by row.
 import { JsonTablesFile } from './json-writer';
 import { bool, directRecipient, groupId, huddleHash, nbool, secs, type Context, type Db, type Row } from './context';
-import { keepDirectGroup, keepPrivate, keepScheduled } from './filter';
+import { EXPORT_TYPE, keepDirectGroup, keepPrivate, keepScheduled } from './filter';
 import { STREAM_COLORS } from '../actions/subscriptions';
 import {
   GROUP_GROUP_DEFAULTS,
@@ -410,6 +410,17 @@ function zulipUser(ctx: Context, u: Row): Row {
   }
   // A public export keeps no address its owner shows to no one: the placeholder stands in for it.
   if (ctx.filter?.hiddenAddresses.has(u.id)) row.delivery_email = u.email;
+  // Zulip's custom_fetch_user_profile: in a consent export, an active person who did not consent
+  // becomes a mirror dummy (inactive; signing up again with their address brings the account back);
+  // in a public export, so does whoever has no real address in it. Zulip lists these rows under
+  // zerver_userprofile_mirrordummy, which its importer merges into zerver_userprofile first.
+  if (filter && !keepPrivate(filter, u.id)) {
+    const dummy = filter.type === EXPORT_TYPE.FULL_WITH_CONSENT ? u.is_active === 1 : filter.hiddenAddresses.has(u.id);
+    if (dummy) {
+      row.is_mirror_dummy = true;
+      row.is_active = false;
+    }
+  }
   return row;
 }
 

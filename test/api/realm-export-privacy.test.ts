@@ -185,6 +185,16 @@ describe('a public export', () => {
     assert.ok(!who.includes(t.users.othello.id));
   });
 
+  it('keeps every account usable, but for one whose address is shown to no one (a mirror dummy, as in Zulip)', () => {
+    const state = (id: number) => {
+      const u = realm.zerver_userprofile.find((x: any) => x.id === id);
+      return [u.is_active, u.is_mirror_dummy];
+    };
+    assert.deepEqual(state(t.users.hamlet.id), [true, false]);
+    assert.deepEqual(state(t.users.owner.id), [true, false]);
+    assert.deepEqual(state(t.users.othello.id), [false, true]);
+  });
+
   it("keeps the placeholder for an address shown to no one", () => {
     const othello = realm.zerver_userprofile.find((u: any) => u.id === t.users.othello.id);
     assert.notEqual(othello.delivery_email, t.users.othello.email);
@@ -229,6 +239,15 @@ describe('a full export with member consent (the owner alone consents)', () => {
   it('carries of a protected-history channel only what the consenting owner could read (after joining)', () => {
     const vault = messages.map((m) => m.content).filter((c) => c.includes('the owner came'));
     assert.deepEqual(vault, ['after the owner came']);
+  });
+
+  it('turns the active people who did not consent into mirror dummies (they sign up again after the import), as Zulip', () => {
+    const state = (id: number) => {
+      const u = realm.zerver_userprofile.find((x: any) => x.id === id);
+      return [u.is_active, u.is_mirror_dummy];
+    };
+    assert.deepEqual(state(t.users.owner.id), [true, false]);
+    for (const who of ['hamlet', 'othello', 'admin', 'bot'] as const) assert.deepEqual(state(t.users[who].id), [false, true], who);
   });
 
   it('keeps the real address of no one who hides it and did not consent', () => {
