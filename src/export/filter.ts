@@ -1,11 +1,13 @@
 // What an export of a given type leaves out, as Zulip's export.py decides it for the exports
 // organization administrators ask for over the API (RealmExport.type):
 // - public (1): every channel's settings and members, but only the messages of public channels; no
-//   scheduled messages; the real address of a person who shows it to nobody is replaced by their
-//   placeholder address (admins could not read it either).
+//   scheduled messages, no group DMs, no one's private data (keepPrivate); the real address of a
+//   person who shows it to nobody is replaced by their placeholder address (admins could not read it
+//   either), and that account becomes a mirror dummy.
 // - full with member consent (2): also the private-channel messages and direct messages that a
 //   consenting person (an active human with allow_private_data_export, get_consented_user_ids) can
-//   read, the per-user message rows of consenting people only, and their scheduled messages.
+//   read, the group DMs they are in, and their private data: per-user message rows, scheduled
+//   messages, private rows, settings, channel preferences. The others are mirror dummies.
 // `parley export` on the command line exports everything (Zulip's manage.py export) and has no filter.
 import type { Db } from './context';
 
@@ -57,7 +59,7 @@ export function buildFilter(db: Db, realmId: number, type: ExportType): ExportFi
 /** A table's column defaults as values (SQLite keeps each as SQL text: 'en', 0, NULL). */
 function columnDefaults(db: Db, table: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const c of db.pragma(`table_info(${table})`) as { name: string; dflt_value: string | null }[]) {
+  for (const c of db.prepare('SELECT name, dflt_value FROM pragma_table_info(?)').all(table) as { name: string; dflt_value: string | null }[]) {
     const d = c.dflt_value;
     if (d === null || /^null$/i.test(d)) out[c.name] = null;
     else if (/^'.*'$/s.test(d)) out[c.name] = d.slice(1, -1).replace(/''/g, "'");
