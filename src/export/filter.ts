@@ -23,7 +23,7 @@ export interface ExportFilter {
   openStreams: ReadonlySet<number>;
   /** People whose real address is replaced by their placeholder (visibility "nobody", not consenting). */
   hiddenAddresses: ReadonlySet<number>;
-  /** The personal settings a new account starts with (the user table's defaults): what people who did not consent get. */
+  /** The personal settings a new account starts with (the organization's defaults for new users): what people who did not consent get. */
   settingDefaults: Readonly<Record<string, unknown>>;
   /** Filled as messages are written: the exported ones (reactions and attachments follow them). */
   keptMessages: Set<number>;
@@ -53,7 +53,27 @@ export function buildFilter(db: Db, realmId: number, type: ExportType): ExportFi
   // exported: everyone in a public export, those who did not consent in a consent export.
   const hiddenAddresses = ids('SELECT id FROM user WHERE realm_id = ? AND bot_type IS NULL AND email_address_visibility = 4');
   for (const id of consented) hiddenAddresses.delete(id);
-  return { type, consented, openStreams, hiddenAddresses, settingDefaults: columnDefaults(db, 'user'), keptMessages: new Set(), keptScheduled: new Set() };
+  return { type, consented, openStreams, hiddenAddresses, settingDefaults: newUserDefaults(db, realmId), keptMessages: new Set(), keptScheduled: new Set() };
+}
+
+/**
+ * What a new account of the organization starts with, as Zulip's RealmUserDefault: the user table's
+ * column defaults, overridden by the organization's own (PATCH /realm/user_settings_defaults, kept
+ * in realm.extra_settings under "user_settings_defaults": src/actions/realm-defaults.ts).
+ */
+function newUserDefaults(db: Db, realmId: number): Record<string, unknown> {
+  const out = columnDefaults(db, 'user');
+  const extra = db.prepare('SELECT extra_settings FROM realm WHERE id = ?').pluck().get(realmId) as string | null | undefined;
+  let changed: unknown;
+  try {
+    changed = extra ? (JSON.parse(extra) as Record<string, unknown>).user_settings_defaults : undefined;
+  } catch {
+    changed = undefined;
+  }
+  if (changed && typeof changed === 'object' && !Array.isArray(changed)) {
+    for (const [k, v] of Object.entries(changed)) if (k in out) out[k] = v;
+  }
+  return out;
 }
 
 /** A table's column defaults as values (SQLite keeps each as SQL text: 'en', 0, NULL). */

@@ -130,6 +130,8 @@ before(async () => {
   // Othello shows their address to no one, and does not consent; the owner consents.
   await ok(t.api(othello, 'PATCH', '/settings', { email_address_visibility: 4 }));
   await ok(t.api(owner, 'PATCH', '/settings', { allow_private_data_export: true }));
+  // The organization's own default for new accounts, changed after everyone above was made.
+  await ok(t.api(owner, 'PATCH', '/realm/user_settings_defaults', { enter_sends: true }));
 });
 after(() => t.close());
 
@@ -167,6 +169,8 @@ describe('a public export', () => {
     const hamlet = realm.zerver_userprofile.find((u: any) => u.id === t.users.hamlet.id);
     assert.equal(hamlet.twenty_four_hour_time, false);
     assert.equal(hamlet.default_language, 'en');
+    // The organization's defaults for new accounts (Zulip's RealmUserDefault), not the built-in ones.
+    assert.equal(hamlet.enter_sends, true);
     // But for privacy controls: an invisible person stays invisible after the import, and who shows
     // their address to no one keeps that choice.
     const othello = realm.zerver_userprofile.find((u: any) => u.id === t.users.othello.id);
