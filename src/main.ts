@@ -314,7 +314,8 @@ async function importCommand(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('import needs exactly one EXPORT_FILE');
   const from = (values.from as string | undefined) ?? 'zulip';
   if (!(IMPORT_FORMATS as readonly string[]).includes(from)) throw new UsageError(`--from must be one of ${IMPORT_FORMATS.join(', ')}, not '${from}'`);
-  const realmName = typeof values['realm-name'] === 'string' && values['realm-name'] !== '' ? values['realm-name'] : from === 'slack' ? 'Slack' : 'Zulip';
+  // A Zulip export names its organization: '' keeps that name.
+  const realmName = typeof values['realm-name'] === 'string' && values['realm-name'] !== '' ? values['realm-name'] : from === 'slack' ? 'Slack' : '';
   const config = baseConfig(values as Values, true);
   let report;
   try {

@@ -12,8 +12,14 @@ import {
   STREAM_GROUP_SETTINGS,
   USER_SETTING_TYPES,
 } from './zulip-format';
-import { EDIT_HISTORY_VISIBILITY_POLICIES, REALM_EXTRA_SETTING_DEFAULTS, REALM_TOPICS_POLICIES, realmEditHistoryPolicy, realmExtraSetting, realmTopicsPolicy } from '../lib/realm-settings';
+import { EDIT_HISTORY_VISIBILITY_POLICIES, REALM_EXTRA_SETTING_DEFAULTS, realmExtraSettings, type RealmChannelSetting, REALM_TOPICS_POLICIES, realmEditHistoryPolicy, realmExtraSetting, realmTopicsPolicy } from '../lib/realm-settings';
 import type { RealmRow } from '../lib/realm';
+
+/** A channel setting of extra_settings as Zulip's nullable foreign key. */
+function realmChannelOrNull(realm: Row, setting: RealmChannelSetting): number | null {
+  const v = realmExtraSettings(realm as RealmRow)[setting];
+  return typeof v === 'number' && v >= 0 ? v : null;
+}
 
 /** Zulip's StreamTopicsPolicyEnum (zerver/models/streams.py): Parley stores the names. */
 const STREAM_TOPICS_POLICIES: Record<string, number> = { inherit: 1, allow_empty_topic: 2, disable_empty_topic: 3, empty_topic_only: 4 };
@@ -48,11 +54,11 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
     enable_spectator_access: bool(realm.enable_spectator_access),
     icon_source: realm.icon_source,
     icon_version: realm.icon_version,
-    // Parley has no announcement channels: Zulip's default, none.
-    new_stream_announcements_stream: null,
-    signup_announcements_stream: null,
-    zulip_update_announcements_stream: null,
-    moderation_request_channel: null,
+    // The announcement and moderation channels Parley keeps in extra_settings (-1 or unset: none).
+    new_stream_announcements_stream: realmChannelOrNull(realm, 'new_stream_announcements_stream_id'),
+    signup_announcements_stream: realmChannelOrNull(realm, 'signup_announcements_stream_id'),
+    zulip_update_announcements_stream: realmChannelOrNull(realm, 'zulip_update_announcements_stream_id'),
+    moderation_request_channel: realmChannelOrNull(realm, 'moderation_request_channel_id'),
   };
   // The settings Parley keeps in extra_settings are Realm fields of the same names in Zulip.
   for (const name of Object.keys(REALM_EXTRA_SETTING_DEFAULTS) as (keyof typeof REALM_EXTRA_SETTING_DEFAULTS)[]) z[name] = realmExtraSetting(realm as RealmRow, name);

@@ -1,0 +1,133 @@
+// A messages-NNNNNN.json into Parley's tables: each message under its Zulip id, with its rendering
+// (rendered again only when the export has none), edit history and every per-user row with its flags.
+// One file is one write (its thousand messages and their rows): the history streams through, a file
+// at a time, and nothing of it stays in memory.
+import { stmt } from '../../db/stmt';
+import { directGroupFor } from '../../actions/messages';
+import { insertMessageRow } from '../../lib/messages';
+import { FLAG, topicKey } from '../../lib/narrow';
+import { renderMessage } from '../../lib/render';
+import { ImportError } from '../errors';
+import { IMPORT_CLIENT } from '../write';
+import { bit, described, rowsOf, secs, type Row, type ZulipImport } from './context';
+
+/**
+ * Zulip's UserMessage flag bits to Parley's: the first seven are the same; has_alert_word,
+ * historical and is_private sit two bits lower in Parley (Zulip's retired force_expand and
+ * force_collapse are gone); active_mobile_push_notification is dropped (no push is pending here).
+ */
+export const parleyFlags = (zulip: number): number => (zulip & 0x7f) | ((zulip >>> 2) & (FLAG.has_alert_word | FLAG.historical | FLAG.is_private));
+
+/** The newest move (topic or channel change) in an edit history, Zulip's last_moved_time. */
+function lastMoved(history: unknown[]): number | null {
+  let newest: number | null = null;
+  for (const h of history) {
+    if (h === null || typeof h !== 'object') continue;
+    const e = h as Row;
+    if (('prev_topic' in e || 'prev_subject' in e || 'prev_stream' in e) && typeof e.timestamp === 'number') newest = Math.max(newest ?? 0, Math.floor(e.timestamp));
+  }
+  return newest;
+}
+
+/** The upload links of `text` moved to the path ids the import gave (only where it had to change one). */
+function rewriteLinks(z: ZulipImport, text: string): string {
+  if (z.pathChanges.size === 0 || !text.includes('/user_uploads/')) return text;
+  for (const [from, to] of z.pathChanges) if (text.includes(from)) text = text.split(`/user_uploads/${from}`).join(`/user_uploads/${to}`);
+  return text;
+}
+
+/** Writes one message file. Returns the messages and per-user rows written. */
+export function writeMessageFile(z: ZulipImport, name: string, data: Row): { messages: number; rows: number } {
+  const { app, realmId } = z;
+  /** Message id → whether it is a direct message (its rows carry is_private). */
+  const direct = new Map<number, boolean>();
+  rowsOf(data, 'zerver_message').forEach((m, i) => {
+    const where = `${name}: zerver_message[${i}] (message ${String(m.id)})`;
+    const sender = z.users.get(m.sender as number) ?? (m.sender as number);
+    const r = z.recipients.get(m.recipient as number);
+    if (!r) throw new ImportError(`${where}.recipient: ${String(m.recipient)} is not an id of zerver_recipient`);
+    let streamId: number | null = null;
+    let directGroupId: number | null = null;
+    if ('stream' in r) streamId = r.stream;
+    else {
+      const members = 'user' in r ? [sender, r.user] : z.huddleMembers.get(r.huddle);
+      if (!members || members.length === 0) throw new ImportError(`${where}.recipient: the group DM of recipient ${String(m.recipient)} has no members (no zerver_subscription to it)`);
+      const key = [...new Set(members)].sort((a, b) => a - b).join(',');
+      let id = z.directGroups.get(key);
+      if (id === undefined) z.directGroups.set(key, (id = directGroupFor(app.db, realmId, members)));
+      directGroupId = id;
+    }
+    let history: unknown[] | null = null;
+    if (typeof m.edit_history === 'string') {
+      try {
+        history = JSON.parse(m.edit_history) as unknown[];
+      } catch {
+        history = null;
+      }
+      if (!Array.isArray(history)) throw new ImportError(`${where}.edit_history: not a JSON list`);
+    }
+    const topic = streamId === null ? '' : String(m.subject);
+    const content = rewriteLinks(z, m.content as string);
+    const rendered = typeof m.rendered_content === 'string' ? rewriteLinks(z, m.rendered_content) : renderMessage(app, realmId, content).html;
+    described(where, () =>
+      insertMessageRow(
+        app.db,
+        {
+          realm_id: realmId,
+          sender_id: sender,
+          stream_id: streamId,
+          direct_group_id: directGroupId,
+          topic,
+          topic_key: topicKey(topic),
+          content,
+          rendered_content: rendered,
+          date_sent: secs(m.date_sent) as number,
+          has_link: bit(m.has_link),
+          has_image: bit(m.has_image),
+          has_attachment: bit(m.has_attachment),
+          client: z.clients.get(m.sending_client as number) ?? IMPORT_CLIENT,
+        },
+        { id: m.id as number, last_edit_time: secs(m.last_edit_time), last_moved_time: history ? lastMoved(history) : null, edit_history: history ? (m.edit_history as string) : null },
+      ),
+    );
+    direct.set(m.id as number, streamId === null);
+  });
+  const insert = stmt(app.db, 'INSERT INTO usermessage (user_id, message_id, flags) VALUES (?, ?, ?)');
+  const rows = rowsOf(data, 'zerver_usermessage');
+  rows.forEach((um, i) => {
+    const user = z.users.get(um.user_profile as number) ?? (um.user_profile as number);
+    const flags = parleyFlags(um.flags_mask as number) | (direct.get(um.message as number) ? FLAG.is_private : 0);
+    described(`${name}: zerver_usermessage[${i}]`, () => insert.run(user, um.message, flags));
+  });
+  return { messages: direct.size, rows: rows.length };
+}
+
+/** Reactions (realm.json, but their messages are written by now), under Zulip's ids: the order clients show them in. */
+export function writeReactions(z: ZulipImport, data: Row): number {
+  const rows = rowsOf(data, 'zerver_reaction');
+  rows.forEach((r, i) => {
+    described(`realm.json: zerver_reaction[${i}]`, () =>
+      stmt(z.app.db, 'INSERT INTO reaction (id, message_id, user_id, emoji_name, emoji_code, reaction_type) VALUES (?, ?, ?, ?, ?, ?)').run(
+        r.id,
+        r.message,
+        z.users.get(r.user_profile as number) ?? r.user_profile,
+        r.emoji_name,
+        r.emoji_code,
+        r.reaction_type,
+      ),
+    );
+  });
+  return rows.length;
+}
+
+/**
+ * After the last message: each channel's first message, and a usermessage cursor at the newest
+ * message for every subscriber. The import wrote every per-user row itself (the export lists them
+ * all), so nothing may be implied for the history: the cursors were removed before the messages and
+ * are created here past them (an INSERT: moving one would write implied rows, schema.sql).
+ */
+export function finishMessages(z: ZulipImport): void {
+  const { app, realmId } = z;
+  stmt(app.db, 'UPDATE stream SET first_message_id = (SELECT min(id) FROM message m WHERE m.stream_id = stream.id) WHERE realm_id = ?').run(realmId);
+  stmt(app.db, 'INSERT OR IGNORE INTO usermessage_cursor (user_id, message_id) SELECT DISTINCT user_id, (SELECT coalesce(max(id), 0) FROM message) FROM subscription').run();
+}
