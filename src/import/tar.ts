@@ -26,7 +26,6 @@ export const DEFAULT_TAR_LIMITS: TarLimits = {
 };
 
 const show = (name: string) => JSON.stringify(name.length > 200 ? name.slice(0, 200) + '…' : name);
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Unpacks `file` into `dest` (a new, empty directory). Returns the files (checked names, '/'-separated)
@@ -39,21 +38,19 @@ export async function unpackTarGz(file: string, dest: string, limits: TarLimits 
   let count = 0;
   let total = 0;
   const tar = loadTarStream();
-  // Names are bytes here (filenameEncoding 'binary' keeps them as read): decoded and checked below.
-  const extract = tar.extract({ filenameEncoding: 'binary' } as never);
+  const extract = tar.extract();
   extract.on('entry', (header, stream, next) => {
+    // The entry's stream fails with the extraction when an entry is refused: its error is ours, reported once.
+    stream.on('error', () => undefined);
     const fail = (err: unknown) => {
       stream.resume();
       next(err instanceof ImportError ? err : new ImportError(`${file}: cannot unpack entry ${show(header.name)} (${(err as Error).message})`));
     };
     try {
       if (++count > limits.maxEntries) throw new ImportError(`${file} holds more than ${limits.maxEntries} entries`);
-      let name: string;
-      try {
-        name = utf8.decode(Buffer.from(header.name, 'binary'));
-      } catch {
-        throw new ImportError(`${file}: an entry's name is not valid UTF-8`);
-      }
+      // tar-stream decodes names as UTF-8 (ustar and PAX alike): bytes that are not become U+FFFD.
+      const name = header.name;
+      if (name.includes('\uFFFD')) throw new ImportError(`${file}: an entry's name is not valid UTF-8`);
       // "./" in front is how some tar programs write every name: the same place.
       const clean = name.replace(/^(\.\/)+/, '');
       if (clean === '' && header.type === 'directory') {

@@ -99,8 +99,10 @@ export function writeImages(z: ZulipImport, realmData: Row): void {
   const moved = new Map<string, string>();
   // Avatars: Zulip keeps several sizes of each; Parley keeps one image, the original where there is one.
   const best = new Map<number, Row>();
+  const people = new Set(rowsOf(realmData, 'zerver_userprofile').map((u) => u.id as number));
   for (const r of readRecords(z, 'avatars')) {
-    const user = z.users.get(r.user_profile_id as number);
+    // Zulip's exporter adds the system bots' avatars: Parley's system bots keep their own.
+    const user = people.has(r.user_profile_id as number) ? z.users.get(r.user_profile_id as number) : undefined;
     if (user === undefined) continue;
     const p = r.path as string;
     const have = best.get(user);

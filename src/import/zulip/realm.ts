@@ -248,6 +248,7 @@ function writeRecipientsAndSubscriptions(z: ZulipImport, data: Row): void {
       return;
     }
     if (!('stream' in r)) return; // each user's subscription to their own DMs: implicit in Parley
+    z.counts.subscriptions = (z.counts.subscriptions ?? 0) + 1;
     described(`realm.json: zerver_subscription[${i}]`, () =>
       insertRow(app, 'subscription', {
         user_id: user,
@@ -404,6 +405,7 @@ export function writeRealmTables(z: ZulipImport, data: Row, realmName: string): 
   writeUsers(z, data);
   writeGroups(z, data);
   writeChannels(z, data);
+  z.counts.subscriptions = 0;
   writeRecipientsAndSubscriptions(z, data);
   writePerUserTables(z, data);
   writeScheduled(z, data);
@@ -411,7 +413,6 @@ export function writeRealmTables(z: ZulipImport, data: Row, realmName: string): 
     ['zerver_userprofile', 'users'],
     ['zerver_stream', 'channels'],
     ['zerver_usergroup', 'user_groups'],
-    ['zerver_subscription', 'subscriptions'],
     ['zerver_customprofilefield', 'custom_profile_fields'],
     ['zerver_realmfilter', 'linkifiers'],
     ['zerver_realmemoji', 'custom_emoji'],
