@@ -97,12 +97,15 @@ export class ExportChecker {
     const spec = TABLES[t];
     this.counts[t] = (this.counts[t] ?? 0) + rows.length;
     const ids = this.idsOf(t);
+    const fields = Object.entries(spec.fields);
     rows.forEach((raw, i) => {
-      const where = `${file}: ${t}[${i}]`;
-      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return this.problem(`${where}: not an object`);
+      // Named only when a problem needs it: a history has tens of millions of rows to check.
+      const at = () => `${file}: ${t}[${i}]`;
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return this.problem(`${at()}: not an object`);
       const row = raw as Row;
-      if (!this.opts.allowUnknown) for (const key of Object.keys(row)) if (!(key in spec.fields)) this.problem(`${where}: unknown field ${key}`);
-      for (const [field, f] of Object.entries(spec.fields)) this.field(`${where}.${field}`, row, field, f);
+      if (!this.opts.allowUnknown) for (const key of Object.keys(row)) if (!(key in spec.fields)) this.problem(`${at()}: unknown field ${key}`);
+      for (const [field, f] of fields) this.field(at, row, field, f);
+      const where = t === 'zerver_usermessage' ? '' : at();
       // Per-user message rows are the bulk of an export (20 for each message in a 20-person
       // organization) and their ids are not kept by an importer: not remembered (memory stays flat).
       if (spec.ids && typeof row.id === 'number' && t !== 'zerver_usermessage') {
@@ -120,14 +123,15 @@ export class ExportChecker {
     });
   }
 
-  private field(where: string, row: Row, name: string, f: FieldSpec): void {
+  private field(at: string | (() => string), row: Row, name: string, f: FieldSpec): void {
+    const where = () => (typeof at === 'string' ? at : `${at()}.${name}`);
     if (!(name in row)) {
-      if (f.required) this.problem(`${where}: missing`);
+      if (f.required) this.problem(`${where()}: missing`);
       return;
     }
     const v = row[name];
     if (v === null) {
-      if (!f.nullable) this.problem(`${where}: null`);
+      if (!f.nullable) this.problem(`${where()}: null`);
       return;
     }
     const ok =
@@ -142,10 +146,10 @@ export class ExportChecker {
               : f.type === 'int[]'
                 ? Array.isArray(v) && v.every((x) => Number.isSafeInteger(x))
                 : true;
-    if (!ok) return this.problem(`${where}: ${JSON.stringify(v)} is not of type ${f.type}`);
+    if (!ok) return this.problem(`${where()}: ${JSON.stringify(v)} is not of type ${f.type}`);
     // Resolved at once when the target row is known already (realm.json is read before the message
     // files): only the rest waits for finish(), so the pending list does not grow with the history.
-    if (f.fk && typeof v === 'number' && !this.idsOf(f.fk).has(v)) this.pending.push({ where, table: f.fk, value: v });
+    if (f.fk && typeof v === 'number' && !this.idsOf(f.fk).has(v)) this.pending.push({ where: where(), table: f.fk, value: v });
   }
 
   /** The rules that are not one field's. */
