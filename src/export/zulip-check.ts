@@ -20,6 +20,13 @@ import {
 
 type Row = Record<string, unknown>;
 
+/** A row of a file's table, named in a message only when there is a problem to report. */
+interface RowAt {
+  file: string;
+  t: string;
+  i: number;
+}
+
 interface PendingRef {
   where: string;
   table: TableName;
@@ -98,17 +105,23 @@ export class ExportChecker {
     this.counts[t] = (this.counts[t] ?? 0) + rows.length;
     const ids = this.idsOf(t);
     const fields = Object.entries(spec.fields);
-    rows.forEach((raw, i) => {
-      // Named only when a problem needs it: a history has tens of millions of rows to check.
-      const at = () => `${file}: ${t}[${i}]`;
-      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return this.problem(`${at()}: not an object`);
+    for (let i = 0; i < rows.length; i++) {
+      const raw = rows[i];
+      // A row is named only when a problem needs it (no string, no closure per row): a history
+      // has tens of millions of per-user rows to check.
+      const loc = { file, t, i };
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+        this.problem(`${file}: ${t}[${i}]: not an object`);
+        continue;
+      }
       const row = raw as Row;
-      if (!this.opts.allowUnknown) for (const key of Object.keys(row)) if (!(key in spec.fields)) this.problem(`${at()}: unknown field ${key}`);
-      for (const [field, f] of fields) this.field(at, row, field, f);
-      const where = t === 'zerver_usermessage' ? '' : at();
+      if (!this.opts.allowUnknown) for (const key of Object.keys(row)) if (!(key in spec.fields)) this.problem(`${file}: ${t}[${i}]: unknown field ${key}`);
+      for (const [field, f] of fields) this.field(loc, row, field, f);
+      if (t === 'zerver_usermessage') continue;
+      const where = `${file}: ${t}[${i}]`;
       // Per-user message rows are the bulk of an export (20 for each message in a 20-person
       // organization) and their ids are not kept by an importer: not remembered (memory stays flat).
-      if (spec.ids && typeof row.id === 'number' && t !== 'zerver_usermessage') {
+      if (spec.ids && typeof row.id === 'number') {
         if (ids.has(row.id)) this.problem(`${where}: id ${row.id} is used twice`);
         ids.add(row.id);
       }
@@ -120,18 +133,22 @@ export class ExportChecker {
         }
       }
       this.special(where, t, row);
-    });
+    }
   }
 
-  private field(at: string | (() => string), row: Row, name: string, f: FieldSpec): void {
-    const where = () => (typeof at === 'string' ? at : `${at()}.${name}`);
+  /** Where a field is, for a message. */
+  private static fieldAt(at: string | RowAt, name: string): string {
+    return typeof at === 'string' ? at : `${at.file}: ${at.t}[${at.i}].${name}`;
+  }
+
+  private field(at: string | RowAt, row: Row, name: string, f: FieldSpec): void {
     if (!(name in row)) {
-      if (f.required) this.problem(`${where()}: missing`);
+      if (f.required) this.problem(`${ExportChecker.fieldAt(at, name)}: missing`);
       return;
     }
     const v = row[name];
     if (v === null) {
-      if (!f.nullable) this.problem(`${where()}: null`);
+      if (!f.nullable) this.problem(`${ExportChecker.fieldAt(at, name)}: null`);
       return;
     }
     const ok =
@@ -146,10 +163,10 @@ export class ExportChecker {
               : f.type === 'int[]'
                 ? Array.isArray(v) && v.every((x) => Number.isSafeInteger(x))
                 : true;
-    if (!ok) return this.problem(`${where()}: ${JSON.stringify(v)} is not of type ${f.type}`);
+    if (!ok) return this.problem(`${ExportChecker.fieldAt(at, name)}: ${JSON.stringify(v)} is not of type ${f.type}`);
     // Resolved at once when the target row is known already (realm.json is read before the message
     // files): only the rest waits for finish(), so the pending list does not grow with the history.
-    if (f.fk && typeof v === 'number' && !this.idsOf(f.fk).has(v)) this.pending.push({ where: where(), table: f.fk, value: v });
+    if (f.fk && typeof v === 'number' && !this.idsOf(f.fk).has(v)) this.pending.push({ where: ExportChecker.fieldAt(at, name), table: f.fk, value: v });
   }
 
   /** The rules that are not one field's. */

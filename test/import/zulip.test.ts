@@ -311,6 +311,13 @@ describe('parley import of a Zulip export: bad input', () => {
     );
   });
 
+  it('names a per-user row given twice (found while writing: nothing is left of what was written)', async () => {
+    await refuses(
+      withChange((f) => f['messages-000002.json'].zerver_usermessage.push({ id: 99, user_profile: IDS.othello, message: 1004, flags_mask: 0 })),
+      () => 'messages-000002.json: zerver_usermessage[7]: UNIQUE constraint failed: usermessage.user_id, usermessage.message_id',
+    );
+  });
+
   it('refuses a group DM without members and a group setting naming no group, leaving nothing behind', async () => {
     await refuses(
       withChange((f) => (f['realm.json'].zerver_subscription = f['realm.json'].zerver_subscription.filter((s: { recipient: number }) => s.recipient !== 60))),
