@@ -20,6 +20,17 @@ import {
 
 type Row = Record<string, unknown>;
 
+/** A value as a message shows it: short, and whatever its depth (an import reads hostile files). */
+function brief(v: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(v);
+  } catch {
+    return '(a value nested too deeply)';
+  }
+  return text.length > 100 ? `${text.slice(0, 100)}…` : text;
+}
+
 /** A row of a file's table, named in a message only when there is a problem to report. */
 interface RowAt {
   file: string;
@@ -163,7 +174,7 @@ export class ExportChecker {
               : f.type === 'int[]'
                 ? Array.isArray(v) && v.every((x) => Number.isSafeInteger(x))
                 : true;
-    if (!ok) return this.problem(`${ExportChecker.fieldAt(at, name)}: ${JSON.stringify(v)} is not of type ${f.type}`);
+    if (!ok) return this.problem(`${ExportChecker.fieldAt(at, name)}: ${brief(v)} is not of type ${f.type}`);
     // Resolved at once when the target row is known already (realm.json is read before the message
     // files): only the rest waits for finish(), so the pending list does not grow with the history.
     if (f.fk && typeof v === 'number' && !this.idsOf(f.fk).has(v)) this.pending.push({ where: ExportChecker.fieldAt(at, name), table: f.fk, value: v });

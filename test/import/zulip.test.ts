@@ -311,6 +311,21 @@ describe('parley import of a Zulip export: bad input', () => {
     );
   });
 
+  it('refuses JSON nested too deeply, and shows a long wrong value short', async () => {
+    // JSON.parse takes any depth; a value too deep to print is named without it.
+    await refuses(
+      withChange((f) => {
+        f['realm.json'].zerver_stream[0].description = 'DEEP';
+        f['realm.json'] = JSON.stringify(f['realm.json']).replace('"DEEP"', `${'['.repeat(200_000)}${']'.repeat(200_000)}`);
+      }),
+      () => "the export is not what Zulip's exporter writes:\n  realm.json: zerver_stream[0].description: (a value nested too deeply) is not of type string",
+    );
+    await refuses(
+      withChange((f) => (f['realm.json'].zerver_stream[1].invite_only = 'x'.repeat(5000))),
+      () => `the export is not what Zulip's exporter writes:\n  realm.json: zerver_stream[1].invite_only: "${'x'.repeat(99)}… is not of type bool`,
+    );
+  });
+
   it('names a per-user row given twice (found while writing: nothing is left of what was written)', async () => {
     await refuses(
       withChange((f) => f['messages-000002.json'].zerver_usermessage.push({ id: 99, user_profile: IDS.othello, message: 1004, flags_mask: 0 })),
