@@ -14,6 +14,7 @@ import {
 } from './zulip-format';
 import { EDIT_HISTORY_VISIBILITY_POLICIES, REALM_EXTRA_SETTING_DEFAULTS, realmExtraSettings, type RealmChannelSetting, REALM_TOPICS_POLICIES, realmEditHistoryPolicy, realmExtraSetting, realmTopicsPolicy } from '../lib/realm-settings';
 import type { RealmRow } from '../lib/realm';
+import { REALM_DEFAULTS_KEY } from '../actions/realm-defaults';
 
 /** A channel setting of extra_settings as Zulip's nullable foreign key. */
 function realmChannelOrNull(realm: Row, setting: RealmChannelSetting): number | null {
@@ -65,6 +66,10 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
   // can_manage_billing_group has no Parley column: Zulip's default group.
   for (const s of REALM_GROUP_SETTINGS) z[s] = groupId(ctx, s in realm ? realm[s] : null, REALM_GROUP_DEFAULTS[s]);
   f.tableOf('zerver_realm', [z]);
+  // The defaults an administrator changed (PATCH /realm/user_settings_defaults); the rest are Zulip's.
+  const defaults = realmExtraSettings(realm as RealmRow)[REALM_DEFAULTS_KEY];
+  const changed = defaults && typeof defaults === 'object' && !Array.isArray(defaults) ? (defaults as Row) : {};
+  f.tableOf('zerver_realmuserdefault', [{ id: 1, realm: R, ...Object.fromEntries(Object.entries(changed).filter(([k]) => k in USER_SETTING_TYPES && k !== 'timezone')) }]);
   // Parley logs in with email and password, Zulip's "Email" backend.
   f.tableOf('zerver_realmauthenticationmethod', [{ id: 1, realm: R, name: 'Email' }]);
   f.tableOf('zerver_presencesequence', [{ id: 1, realm: R, last_update_id: realm.presence_last_update_id }]);

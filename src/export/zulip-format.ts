@@ -225,6 +225,7 @@ const groupFks = (names: readonly string[]) => Object.fromEntries(names.map((n) 
 export const TABLE_NAMES = [
   'zerver_realm',
   'zerver_realmauthenticationmethod',
+  'zerver_realmuserdefault',
   'zerver_presencesequence',
   'zerver_defaultstream',
   'zerver_customprofilefield',
@@ -330,6 +331,21 @@ export const TABLES: Record<TableName, TableSpec> = {
       zulip_update_announcements_stream: fk('zerver_stream', { nullable: true }),
       moderation_request_channel: fk('zerver_stream', { nullable: true }),
       ...groupFks(REALM_GROUP_SETTINGS),
+    },
+  },
+  zerver_realmuserdefault: {
+    file: 'realm.json',
+    required: false,
+    ids: true,
+    note: "the organization's defaults for new users' settings (RealmUserDefault: UserBaseSettings, so the personal settings but the time zone). Parley writes the defaults an administrator changed; the rest take Zulip's defaults, which are Parley's.",
+    fields: {
+      id: id(),
+      realm: fk('zerver_realm'),
+      ...Object.fromEntries(
+        Object.entries(USER_SETTING_TYPES)
+          .filter(([k]) => k !== 'timezone')
+          .map(([k, t]) => [k, { type: t } as FieldSpec]),
+      ),
     },
   },
   zerver_realmauthenticationmethod: {

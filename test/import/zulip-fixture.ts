@@ -208,6 +208,8 @@ export function zulipExport(): Record<string, unknown> {
   const realmJson = {
     zerver_realm: [realm],
     zerver_realmauthenticationmethod: [{ id: 1, realm: REALM_ID, name: 'Email' }],
+    // Every field of RealmUserDefault is written; Parley keeps those of its defaults.
+    zerver_realmuserdefault: [{ id: 1, realm: REALM_ID, enter_sends: true, web_font_size_px: 16, twenty_four_hour_time: false, emojiset: 'google', realm_name_in_email_notifications_policy: 1 }],
     zerver_presencesequence: [{ id: 1, realm: REALM_ID, last_update_id: 7 }],
     zerver_defaultstream: [{ id: 1, realm: REALM_ID, stream: STREAMS.general }],
     zerver_customprofilefield: [
@@ -289,7 +291,7 @@ export function zulipExport(): Record<string, unknown> {
     zerver_botconfigdata: [],
     // Zulip's, unknown to Parley.
     zerver_realmauditlog: [{ id: 1, realm: REALM_ID, event_type: 101, event_time: T0 }],
-    zerver_realmuserdefault: [{ id: 1, realm: REALM_ID, enter_sends: true }],
+    zerver_onboardingusermessage: [],
     zerver_onboardingstep: [],
     import_source: 'zulip',
   };

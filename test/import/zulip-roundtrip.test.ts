@@ -108,6 +108,7 @@ async function buildOrganization(): Promise<void> {
   await sendToChannel(t, othello, old, 'memories', 'long ago');
   await ok(owner, 'DELETE', `/streams/${old}`);
   await ok(owner, 'PATCH', '/realm', { description: 'The **company**', message_content_edit_limit_seconds: 3600, waiting_period_threshold: 2 });
+  await ok(owner, 'PATCH', '/realm/user_settings_defaults', { enter_sends: true, web_font_size_px: 18, emojiset: 'twitter' });
   await ok(hamlet, 'POST', '/drafts', { drafts: [{ type: 'stream', to: [pub], topic: 'later', content: 'draft text', timestamp: 1700000000 }] });
   // A deactivated user.
   await ok(owner, 'DELETE', `/users/${moderator.id}`);

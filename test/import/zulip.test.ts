@@ -94,12 +94,14 @@ describe('parley import of an export made by Zulip', () => {
     const me = await call('webhook-bot@zulip.example', 'GET', '/users/me');
     assert.equal(me.status, 200, me.text);
     assert.equal(me.body.user_id, IDS.webhook);
-    const settings = await call(HAMLET, 'POST', '/register', { fetch_event_types: ['user_settings', 'realm', 'realm_user_groups', 'custom_profile_fields', 'realm_linkifiers', 'user_topic', 'alert_words', 'default_streams'],
+    const settings = await call(HAMLET, 'POST', '/register', { fetch_event_types: ['user_settings', 'realm', 'realm_user_settings_defaults', 'realm_user_groups', 'custom_profile_fields', 'realm_linkifiers', 'user_topic', 'alert_words', 'default_streams'],
       client_capabilities: { notification_settings_null: false, linkifier_url_template: true },
     });
     assert.equal(settings.status, 200, settings.text);
     const r = settings.body;
     assert.equal(r.user_settings.twenty_four_hour_time, true);
+    assert.equal(r.realm_user_settings_defaults.enter_sends, true);
+    assert.equal(r.realm_user_settings_defaults.twenty_four_hour_time, false);
     assert.equal(r.realm_name, 'Shakespeare Company');
     assert.equal(r.realm_description, 'The **Globe**');
     assert.equal(r.realm_message_edit_history_visibility_policy, 'moves');

@@ -5,6 +5,7 @@
 import type { App } from '../../app';
 import { stmt } from '../../db/stmt';
 import { systemBot, type SystemBotKind } from '../../actions/system-bots';
+import { REALM_DEFAULT_SETTINGS, REALM_DEFAULTS_KEY } from '../../actions/realm-defaults';
 import { NOBODY_GROUP, SYSTEM_GROUPS } from '../../lib/roles';
 import { newApiKey } from '../../lib/secrets';
 import { topicKey } from '../../lib/narrow';
@@ -78,6 +79,13 @@ function writeRealmRow(app: App, data: Row, realmName: string): number {
     ['moderation_request_channel', 'moderation_request_channel_id'],
   ] as const) {
     if (r[zulip] !== undefined) extra[setting] = typeof r[zulip] === 'number' ? r[zulip] : -1;
+  }
+  // The organization's defaults for new users' settings (kept as Parley keeps changed ones).
+  const defaults = rowsOf(data, 'zerver_realmuserdefault')[0];
+  if (defaults) {
+    const kept: Record<string, unknown> = {};
+    for (const name of Object.keys(REALM_DEFAULT_SETTINGS)) if (defaults[name] !== undefined && defaults[name] !== null) kept[name] = defaults[name];
+    if (Object.keys(kept).length > 0) extra[REALM_DEFAULTS_KEY] = kept;
   }
   row.extra_settings = JSON.stringify(extra);
   // Group settings: Zulip's group ids, kept as the groups are (writeGroups).
