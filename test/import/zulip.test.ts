@@ -328,6 +328,17 @@ describe('parley import of a Zulip export: bad input', () => {
     );
   });
 
+  it('refuses an edit history that is not a list of edits', async () => {
+    await refuses(
+      withChange((f) => (f['messages-000001.json'].zerver_message[0].edit_history = '[null]')),
+      () => 'messages-000001.json: zerver_message[0] (message 1000).edit_history[0]: not an edit (an object with a numeric timestamp)',
+    );
+    await refuses(
+      withChange((f) => (f['messages-000001.json'].zerver_message[0].edit_history = '{"a": 1}')),
+      () => 'messages-000001.json: zerver_message[0] (message 1000).edit_history: not a JSON list',
+    );
+  });
+
   it('names a per-user row given twice (found while writing: nothing is left of what was written)', async () => {
     await refuses(
       withChange((f) => f['messages-000002.json'].zerver_usermessage.push({ id: 99, user_profile: IDS.othello, message: 1004, flags_mask: 0 })),

@@ -68,6 +68,12 @@ export function writeMessageFile(z: ZulipImport, name: string, data: Row): { mes
         history = null;
       }
       if (!Array.isArray(history)) throw new ImportError(`${where}.edit_history: not a JSON list`);
+      // What GET /messages/{id}/history reads of each entry: an object with its time.
+      history.forEach((e, k) => {
+        if (e === null || typeof e !== 'object' || Array.isArray(e) || typeof (e as Row).timestamp !== 'number') {
+          throw new ImportError(`${where}.edit_history[${k}]: not an edit (an object with a numeric timestamp)`);
+        }
+      });
     }
     const topic = streamId === null ? '' : String(m.subject);
     const content = rewriteLinks(z, m.content as string);
