@@ -3,8 +3,9 @@
 // without, with the right types, no field the description does not know (the importer builds rows
 // with Model(**row): an unknown key fails the import), ids unique, and every foreign key resolving.
 // Fed file by file (the message files one at a time, as an importer reads them); the foreign keys
-// into tables not seen yet are checked at the end. Used by the export's test and, later, by
-// `parley import` to refuse a malformed archive with a message naming what is wrong.
+// into tables not seen yet are checked at the end. Used by the export's test and by `parley import`
+// (with allowUnknown: Zulip's own exports carry more) to refuse a malformed archive with a message
+// naming what is wrong.
 import {
   LIST_FKS,
   MESSAGE_FILE,

@@ -2,7 +2,7 @@
 // the files of an export tarball, the tables in each, every field Parley writes with its type, which
 // fields the importer cannot do without, which are foreign keys into which table, and the id rules.
 // `parley export` writes to this description and its test checks a tarball against it
-// (src/export/zulip-check.ts); the future `parley import` validates its input with the same check.
+// (src/export/zulip-check.ts); `parley import` validates its input with the same check (src/import/zulip/).
 //
 // Taken from Zulip's own code (zulip/zulip, read through the code index):
 // - zerver/lib/export.py as stored at file id 4047815392, the newest version in the index (Zulip main
