@@ -53,6 +53,8 @@ export function described<T>(where: string, fn: () => T): T {
     if (err instanceof ImportError) throw err;
     const e = err as Error & { code?: string };
     if (typeof e.code === 'string' && e.code.startsWith('SQLITE_')) throw new ImportError(`${where}: ${e.message}`);
+    // A value of a kind no column takes (an object or a list where the check knows no type).
+    if (err instanceof TypeError && /can only bind/.test(e.message)) throw new ImportError(`${where}: a value is not a number, string or null`);
     throw err;
   }
 }
