@@ -21,6 +21,8 @@ export const REALM_ID = 2;
 export const KEPT_PATH = `${REALM_ID}/4f/AbCdEfGhIjKlMnOpQrStUvWx/notes.txt`;
 export const MOVED_PATH = `${REALM_ID}/9a/ZyXwVuTsRqPoNmLkJiHgFeDc/résumé.pdf`;
 const AVATAR_HASH = crypto.createHash('sha1').update('hamlet').digest('hex');
+/** Zulip names an emoji's file with a salted hash of its id (get_emoji_file_name). */
+export const EMOJI_FILE = `${crypto.createHash('sha256').update('emoji 5').digest('hex').slice(0, 40)}.png`;
 
 export const IDS = { iago: 10, hamlet: 11, othello: 12, polonius: 13, webhook: 14, gone: 15, notificationBot: 1, welcomeBot: 2, gateway: 3 } as const;
 export const GROUPS = { internet: 20, everyone: 21, members: 22, fullmembers: 23, moderators: 24, administrators: 25, owners: 26, nobody: 27, designers: 28 } as const;
@@ -215,7 +217,7 @@ export function zulipExport(): Record<string, unknown> {
     zerver_customprofilefield: [
       { id: 3, realm: REALM_ID, name: 'Pronouns', hint: 'How to address you', field_type: 1, field_data: '', order: 1, display_in_profile_summary: true, required: false, editable_by_user: true },
     ],
-    zerver_realmemoji: [{ id: 5, realm: REALM_ID, name: 'octopus', author: IDS.iago, file_name: '5.png', deactivated: false, is_animated: false }],
+    zerver_realmemoji: [{ id: 5, realm: REALM_ID, name: 'octopus', author: IDS.iago, file_name: EMOJI_FILE, deactivated: false, is_animated: false }],
     zerver_realmdomain: [{ id: 1, realm: REALM_ID, domain: 'zulip.example', allow_subdomains: false }],
     zerver_realmfilter: [{ id: 4, realm: REALM_ID, pattern: '#(?P<id>[0-9]+)', url_template: 'https://tracker.example/{id}', order: 0, example_input: null, reverse_template: null, alternative_url_templates: [] }],
     zerver_realmplayground: [],
@@ -336,6 +338,14 @@ export function zulipExport(): Record<string, unknown> {
       { has_attachment: true, has_link: true },
     ),
     message(1006, IDS.iago, RECIPIENT.secret, 'plans', 'only for us', '<p>only for us</p>'),
+    message(
+      1007,
+      IDS.othello,
+      RECIPIENT.general,
+      'Hello',
+      ':octopus:',
+      `<p><img alt=":octopus:" class="emoji" src="/user_avatars/${REALM_ID}/emoji/images/${EMOJI_FILE}" title="octopus"></p>`,
+    ),
   ];
   let um = 0;
   const row = (uid: number, mid: number, flags: number) => ({ id: ++um, user_profile: uid, message: mid, flags_mask: flags });
@@ -358,6 +368,8 @@ export function zulipExport(): Record<string, unknown> {
     row(IDS.othello, 1005, 0),
     row(IDS.iago, 1006, 1),
     row(IDS.hamlet, 1006, 1024 | 1),
+    row(IDS.othello, 1007, 1),
+    row(IDS.hamlet, 1007, 1),
   ];
   const attachment = (id: number, pathId: string, name: string, size: number) => ({
     id,
@@ -394,7 +406,7 @@ export function zulipExport(): Record<string, unknown> {
     last_modified: T0,
     content_type: null,
   });
-  const emojiRecord = (p: string) => ({ realm_id: REALM_ID, author: IDS.iago, path: p, s3_path: p, file_name: '5.png', name: 'octopus', deactivated: false });
+  const emojiRecord = (p: string) => ({ realm_id: REALM_ID, author: IDS.iago, path: p, s3_path: p, file_name: EMOJI_FILE, name: 'octopus', deactivated: false });
   const av = `${REALM_ID}/${AVATAR_HASH}`;
   const botAv = `${REALM_ID}/${crypto.createHash('sha1').update('bot').digest('hex')}`;
   return {
@@ -416,9 +428,9 @@ export function zulipExport(): Record<string, unknown> {
       avatarRecord(IDS.hamlet, `${av}-medium.png`, PNG.length),
       avatarRecord(IDS.notificationBot, `${botAv}.png`, PNG.length),
     ],
-    [`emoji/${REALM_ID}/emoji/images/5.png`]: PNG,
-    [`emoji/${REALM_ID}/emoji/images/5.png.original`]: PNG,
-    'emoji/records.json': [emojiRecord(`${REALM_ID}/emoji/images/5.png`), emojiRecord(`${REALM_ID}/emoji/images/5.png.original`)],
+    [`emoji/${REALM_ID}/emoji/images/${EMOJI_FILE}`]: PNG,
+    [`emoji/${REALM_ID}/emoji/images/${EMOJI_FILE}.original`]: PNG,
+    'emoji/records.json': [emojiRecord(`${REALM_ID}/emoji/images/${EMOJI_FILE}`), emojiRecord(`${REALM_ID}/emoji/images/${EMOJI_FILE}.original`)],
     [`realm_icons/${REALM_ID}/icon.original`]: ICON,
     [`realm_icons/${REALM_ID}/icon.png`]: PNG,
     [`realm_icons/${REALM_ID}/logo.png`]: PNG,

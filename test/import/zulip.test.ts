@@ -59,7 +59,7 @@ describe('parley import of an export made by Zulip', () => {
     const [summary] = importOut.stdout.trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(summary, {
       realm_id: REALM_ID,
-      imported: { users: 6, channels: 2, user_groups: 9, subscriptions: 7, custom_profile_fields: 1, linkifiers: 1, custom_emoji: 1, uploads: 2, messages: 7, usermessages: 18, reactions: 2 },
+      imported: { users: 6, channels: 2, user_groups: 9, subscriptions: 7, custom_profile_fields: 1, linkifiers: 1, custom_emoji: 1, uploads: 2, messages: 8, usermessages: 20, reactions: 2 },
       warnings: ['the system bot emailgateway@zulip.com is imported as Notification Bot'],
     });
     assert.deepEqual(
@@ -153,6 +153,8 @@ describe('parley import of an export made by Zulip', () => {
         1700000001,
         'website',
       ],
+      // The emoji's file was renamed after its id (Zulip's name is a salted hash): the message shows it there.
+      [1007, IDS.othello, 'Hello', `<p><img alt=":octopus:" class="emoji" src="/user_avatars/${REALM_ID}/emoji/images/5.png" title="octopus"></p>`, ['read'], 1700000001, 'website'],
     ]);
     assert.equal((res.body.messages as Record<string, any>[])[1].sender_full_name, 'Notification Bot');
     assert.equal((res.body.messages as Record<string, any>[])[0].last_edit_timestamp, 1700000030);
@@ -172,6 +174,7 @@ describe('parley import of an export made by Zulip', () => {
         [1003, []],
         [1004, ['read']],
         [1005, []],
+        [1007, ['read']],
       ],
     );
     const polonius = await call('polonius@zulip.example', 'GET', '/messages', { anchor: 'oldest', num_before: 0, num_after: 100, narrow: [] });
@@ -342,7 +345,7 @@ describe('parley import of a Zulip export: bad input', () => {
   it('names a per-user row given twice (found while writing: nothing is left of what was written)', async () => {
     await refuses(
       withChange((f) => f['messages-000002.json'].zerver_usermessage.push({ id: 99, user_profile: IDS.othello, message: 1004, flags_mask: 0 })),
-      () => 'messages-000002.json: zerver_usermessage[7]: UNIQUE constraint failed: usermessage.user_id, usermessage.message_id',
+      () => 'messages-000002.json: zerver_usermessage[9]: UNIQUE constraint failed: usermessage.user_id, usermessage.message_id',
     );
   });
 

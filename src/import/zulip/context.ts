@@ -25,8 +25,12 @@ export interface ZulipImport {
   clients: Map<number, string>;
   /** Direct-message conversations made so far, by sorted member ids. */
   directGroups: Map<string, number>;
-  /** Upload path ids the import had to change (Zulip's are kept where Parley can serve them): old → new. */
-  pathChanges: Map<string, string>;
+  /**
+   * URLs of files the import had to move, old → new (root-relative: "/user_uploads/<path_id>",
+   * "/user_avatars/<realm>/emoji/images/<file>"): Zulip's are kept where Parley can serve them;
+   * messages linking the others are rewritten.
+   */
+  linkChanges: Map<string, string>;
 }
 
 /** Whole seconds from Zulip's float seconds (null stays null). */

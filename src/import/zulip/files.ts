@@ -41,7 +41,7 @@ function pathIdFor(z: ZulipImport, old: string, fileName: string): string {
   }
   if (ok) return old;
   const fresh = newPathId(z.realmId, sanitizeName(fileName) || 'file');
-  z.pathChanges.set(old, fresh);
+  z.linkChanges.set(`/user_uploads/${old}`, `/user_uploads/${fresh}`);
   return fresh;
 }
 
@@ -134,7 +134,10 @@ export function writeImages(z: ZulipImport, realmData: Row): void {
       continue;
     }
     const ext = (path.extname(fileName).toLowerCase().match(/^\.[a-z]+$/) ?? ['.png'])[0];
+    // Parley names an emoji's file after its id; Zulip's current names are salted hashes, which
+    // messages showing the emoji link to.
     const stored = `${String(e.id)}${ext}`;
+    if (stored !== fileName) z.linkChanges.set(`/user_avatars/${realmId}/emoji/images/${fileName}`, `/user_avatars/${realmId}/emoji/images/${stored}`);
     place(path.join(z.root, 'emoji', record.path as string), path.join(app.uploadsDir, 'emoji', String(realmId), stored), moved);
     setEmoji.run(stored, e.id);
   }

@@ -105,7 +105,7 @@ async function importZulip(app: App, file: string, opts: { realmName: string }) 
     users: new Map(),
     clients: new Map(rowsOf(realmData, 'zerver_client').map((c) => [c.id as number, c.name as string])),
     directGroups: new Map(),
-    pathChanges: new Map(),
+    linkChanges: new Map(),
   };
   app.batch.write(() => {
     writeRealmTables(z, realmData, opts.realmName);

@@ -29,10 +29,10 @@ function lastMoved(history: unknown[]): number | null {
   return newest;
 }
 
-/** The upload links of `text` moved to the path ids the import gave (only where it had to change one). */
+/** The links of `text` to files the import moved, moved with them. */
 function rewriteLinks(z: ZulipImport, text: string): string {
-  if (z.pathChanges.size === 0 || !text.includes('/user_uploads/')) return text;
-  for (const [from, to] of z.pathChanges) if (text.includes(from)) text = text.split(`/user_uploads/${from}`).join(`/user_uploads/${to}`);
+  if (z.linkChanges.size === 0 || !text.includes('/user_')) return text;
+  for (const [from, to] of z.linkChanges) if (text.includes(from)) text = text.split(from).join(to);
   return text;
 }
 
