@@ -334,7 +334,9 @@ export function zulipExport(): Record<string, unknown> {
       RECIPIENT.general,
       'files',
       `[notes.txt](/user_uploads/${KEPT_PATH}) and [cv](/user_uploads/${MOVED_PATH})`,
-      `<p><a href="/user_uploads/${KEPT_PATH}">notes.txt</a> and <a href="/user_uploads/${MOVED_PATH}">cv</a></p>`,
+      // With an image preview as Zulip 9+ renders it: a thumbnail of the file.
+      `<p><a href="/user_uploads/${KEPT_PATH}">notes.txt</a> and <a href="/user_uploads/${MOVED_PATH}">cv</a></p>` +
+        `<div class="message_inline_image"><a href="/user_uploads/${MOVED_PATH}" title="cv"><img data-original-dimensions="1x1" src="/user_uploads/thumbnail/${MOVED_PATH}/840x560.webp"></a></div>`,
       { has_attachment: true, has_link: true },
     ),
     message(1006, IDS.iago, RECIPIENT.secret, 'plans', 'only for us', '<p>only for us</p>'),

@@ -216,6 +216,8 @@ describe('parley import of an export made by Zulip', () => {
     assert.ok(!content.includes(MOVED_PATH), content);
     const moved = /\/user_uploads\/(2\/[0-9a-f]{2}\/[A-Za-z0-9_-]{24}\/[^"]+)">cv/.exec(content);
     assert.ok(moved, content);
+    // The thumbnail Zulip showed is the file itself here, at its new path.
+    assert.ok(content.endsWith(`<div class="message_inline_image"><a href="/user_uploads/${moved[1]}" title="cv"><img data-original-dimensions="1x1" src="/user_uploads/${moved[1]}"></a></div>`), content);
     const raw = await call(HAMLET, 'GET', '/messages/1005', { apply_markdown: false });
     assert.equal(raw.body.message.content, `[notes.txt](/user_uploads/${KEPT_PATH}) and [cv](/user_uploads/${moved[1]})`);
     for (const [p, bytes] of [

@@ -29,9 +29,16 @@ function lastMoved(history: unknown[]): number | null {
   return newest;
 }
 
-/** The links of `text` to files the import moved, moved with them. */
+/**
+ * Zulip's image previews (9.0+) show a thumbnail, "/user_uploads/thumbnail/<path_id>/840x560.webp"; Parley
+ * makes none and shows the file itself (src/lib/markdown.ts), so a preview points at the file.
+ */
+const THUMBNAIL = /\/user_uploads\/thumbnail\/([^"'\s<>]+?)\/\d+x\d+(?:-anim)?\.[a-z]+/g;
+
+/** The links of `text` to files the import moved, moved with them; thumbnails to their files. */
 function rewriteLinks(z: ZulipImport, text: string): string {
-  if (z.linkChanges.size === 0 || !text.includes('/user_')) return text;
+  if (!text.includes('/user_')) return text;
+  if (text.includes('/user_uploads/thumbnail/')) text = text.replace(THUMBNAIL, '/user_uploads/$1');
   for (const [from, to] of z.linkChanges) if (text.includes(from)) text = text.split(from).join(to);
   return text;
 }
