@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { makeTempDirs, runCli, startServe, type ServeProcess } from '../helpers/cli';
 import { basicAuth, encodeParams } from '../helpers/server';
 import { AVATAR, GROUPS, ICON, IDS, KEPT_PATH, MOVED_PATH, PNG, REALM_ID, STREAMS, TOP, exportEntries, makeTarGz, zulipExport, type TarEntrySpec } from './zulip-fixture';
@@ -246,6 +247,33 @@ describe('parley import of an export made by Zulip', () => {
     assert.deepEqual(fs.readFileSync(path.join(dataDir, 'uploads', 'emoji', String(REALM_ID), '5.png')), PNG);
     const emoji = await call(IAGO, 'GET', '/realm/emoji');
     assert.deepEqual(emoji.body.emoji['5'], { id: '5', name: 'octopus', source_url: `/user_avatars/${REALM_ID}/emoji/images/5.png`, still_url: null, deactivated: false, author_id: IDS.iago });
+  });
+});
+
+describe('parley import of an export of an earlier Zulip', () => {
+  it('gives the group settings and channels that Zulip release did not have their Zulip defaults', async () => {
+    const r = await importTar(
+      withChange((f) => {
+        const realm = f['realm.json'];
+        delete realm.zerver_realm[0].can_summarize_topics_group;
+        delete realm.zerver_realm[0].can_set_topics_policy_group;
+        delete realm.zerver_realm[0].moderation_request_channel;
+        for (const st of realm.zerver_stream) delete st.can_subscribe_group;
+        for (const g of realm.zerver_namedusergroup) delete g.can_leave_group;
+      }),
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const db = new Database(path.join(path.dirname(r.file), 'data', 'parley.db'), { readonly: true });
+    try {
+      assert.deepEqual(db.prepare('SELECT can_summarize_topics_group, can_set_topics_policy_group FROM realm').get(), {
+        can_summarize_topics_group: GROUPS.everyone,
+        can_set_topics_policy_group: GROUPS.members,
+      });
+      assert.deepEqual(db.prepare('SELECT DISTINCT can_subscribe_group FROM stream').pluck().all(), [GROUPS.nobody]);
+      assert.deepEqual(db.prepare('SELECT DISTINCT can_leave_group FROM user_group WHERE named = 1').pluck().all(), [GROUPS.everyone]);
+    } finally {
+      db.close();
+    }
   });
 });
 

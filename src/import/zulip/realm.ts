@@ -10,12 +10,19 @@ import { NOBODY_GROUP, SYSTEM_GROUPS } from '../../lib/roles';
 import { newApiKey } from '../../lib/secrets';
 import { topicKey } from '../../lib/narrow';
 import { EDIT_HISTORY_VISIBILITY_POLICIES, REALM_EXTRA_SETTING_DEFAULTS, REALM_TOPICS_POLICIES } from '../../lib/realm-settings';
-import { GROUP_GROUP_SETTINGS, RECIPIENT_TYPE, REALM_GROUP_SETTINGS, STREAM_GROUP_SETTINGS, USER_SETTING_TYPES } from '../../export/zulip-format';
+import { GROUP_GROUP_DEFAULTS, GROUP_GROUP_SETTINGS, RECIPIENT_TYPE, REALM_GROUP_DEFAULTS, REALM_GROUP_SETTINGS, STREAM_GROUP_DEFAULTS, STREAM_GROUP_SETTINGS, USER_SETTING_TYPES } from '../../export/zulip-format';
 import { ImportError } from '../errors';
 import { bit, described, insertRow, nbit, rowsOf, secs, type Row, type ZulipImport } from './context';
 
 /** Zulip's StreamTopicsPolicyEnum values → the names Parley stores. */
 const STREAM_TOPICS_POLICY_NAMES: Record<number, string> = { 1: 'inherit', 2: 'allow_empty_topic', 3: 'disable_empty_topic', 4: 'empty_topic_only' };
+
+/** The export's system groups by name (role:members → its id): where a missing group setting's default is. */
+function systemGroupsOf(data: Row): Map<unknown, number> {
+  const ids = new Map<unknown, number>();
+  for (const g of rowsOf(data, 'zerver_namedusergroup')) if (g.is_system_group === true) ids.set(g.name, g.id as number);
+  return ids;
+}
 
 /** The columns of a Parley table (the schema's, never the export's). */
 function columnsOf(app: App, table: string): Set<string> {
@@ -88,8 +95,13 @@ function writeRealmRow(app: App, data: Row, realmName: string): number {
     if (Object.keys(kept).length > 0) extra[REALM_DEFAULTS_KEY] = kept;
   }
   row.extra_settings = JSON.stringify(extra);
-  // Group settings: Zulip's group ids, kept as the groups are (writeGroups).
-  for (const s of REALM_GROUP_SETTINGS) if (realmColumns.has(s) && typeof r[s] === 'number') row[s] = r[s];
+  // Group settings: Zulip's group ids, kept as the groups are (writeGroups); one an earlier Zulip
+  // did not have yet is its default group (so for channels' and groups' settings below).
+  const systemGroups = systemGroupsOf(data);
+  for (const s of REALM_GROUP_SETTINGS) {
+    if (!realmColumns.has(s)) continue;
+    row[s] = typeof r[s] === 'number' ? r[s] : (systemGroups.get(REALM_GROUP_DEFAULTS[s]) ?? null);
+  }
   const seq = rowsOf(data, 'zerver_presencesequence')[0];
   if (seq && typeof seq.last_update_id === 'number') row.presence_last_update_id = seq.last_update_id;
   return described('realm.json: zerver_realm[0]', () => insertRow(app, 'realm', row));
@@ -154,6 +166,7 @@ function writeUsers(z: ZulipImport, data: Row): void {
 
 function writeGroups(z: ZulipImport, data: Row): void {
   const { app, realmId } = z;
+  const systemGroups = systemGroupsOf(data);
   const named = new Map<number, Row>();
   for (const n of rowsOf(data, 'zerver_namedusergroup')) named.set(n.id as number, n);
   rowsOf(data, 'zerver_usergroup').forEach((g, i) => {
@@ -168,7 +181,7 @@ function writeGroups(z: ZulipImport, data: Row): void {
         date_created: secs(n.date_created),
         creator_id: typeof n.creator === 'number' ? (z.users.get(n.creator) ?? null) : null,
       });
-      for (const s of GROUP_GROUP_SETTINGS) if (typeof n[s] === 'number') row[s] = n[s];
+      for (const s of GROUP_GROUP_SETTINGS) row[s] = typeof n[s] === 'number' ? n[s] : (systemGroups.get(GROUP_GROUP_DEFAULTS[s]) ?? null);
     }
     described(`realm.json: zerver_usergroup[${i}] (group ${String(g.id)})`, () => insertRow(app, 'user_group', row));
   });
@@ -190,6 +203,7 @@ function writeGroups(z: ZulipImport, data: Row): void {
 
 function writeChannels(z: ZulipImport, data: Row): void {
   const { app, realmId } = z;
+  const systemGroups = systemGroupsOf(data);
   rowsOf(data, 'zerver_channelfolder').forEach((f, i) => {
     described(`realm.json: zerver_channelfolder[${i}]`, () =>
       insertRow(app, 'channel_folder', {
@@ -223,7 +237,7 @@ function writeChannels(z: ZulipImport, data: Row): void {
       deactivated: bit(s.deactivated),
       is_recently_active: bit(s.is_recently_active, 1),
     };
-    for (const g of STREAM_GROUP_SETTINGS) if (typeof s[g] === 'number') row[g] = s[g];
+    for (const g of STREAM_GROUP_SETTINGS) row[g] = typeof s[g] === 'number' ? s[g] : (systemGroups.get(STREAM_GROUP_DEFAULTS[g]) ?? null);
     described(`realm.json: zerver_stream[${i}] (channel ${String(s.id)})`, () => insertRow(app, 'stream', row));
   });
   // Bots' default channels: the channels exist now.
