@@ -232,6 +232,9 @@ export class ExportChecker {
     // A Zulip user id may also be one of the cross-realm or mirror-dummy accounts.
     const users = this.idsOf('zerver_userprofile');
     for (const t of ['zerver_userprofile_crossrealm', 'zerver_userprofile_mirrordummy'] as const) for (const id of this.idsOf(t)) users.add(id);
+    // Before Zulip 9.0 there was no NamedUserGroup: subgroups were zerver_usergroup rows.
+    const named = this.idsOf('zerver_namedusergroup');
+    if (this.opts.allowUnknown && named.size === 0) for (const id of this.idsOf('zerver_usergroup')) named.add(id);
     const recipients = this.idsOf('zerver_recipient');
     for (const id of this.crossRealmRecipients) {
       if (recipients.has(id)) this.problem(`realm.json: zerver_userprofile_crossrealm recipient_id ${id} is also an id of zerver_recipient`);

@@ -251,7 +251,7 @@ describe('parley import of an export made by Zulip', () => {
 });
 
 describe('parley import of an export of an earlier Zulip', () => {
-  it('gives the group settings and channels that Zulip release did not have their Zulip defaults', async () => {
+  it('takes its groups, and gives the group settings and channels it did not have their Zulip defaults', async () => {
     const r = await importTar(
       withChange((f) => {
         const realm = f['realm.json'];
@@ -261,6 +261,12 @@ describe('parley import of an export of an earlier Zulip', () => {
         for (const st of realm.zerver_stream) delete st.can_subscribe_group;
         for (const g of realm.zerver_namedusergroup) delete g.can_leave_group;
         delete realm.import_source;
+        // Before 9.0, a group's name and settings were on zerver_usergroup (no NamedUserGroup).
+        realm.zerver_usergroup = realm.zerver_namedusergroup.map((g: Record<string, unknown>) => {
+          const { usergroup_ptr: _ptr, realm_for_sharding: _realm, ...rest } = g;
+          return { ...rest, realm: REALM_ID };
+        });
+        delete realm.zerver_namedusergroup;
       }),
     );
     assert.equal(r.code, 0, r.stderr);
@@ -272,6 +278,7 @@ describe('parley import of an export of an earlier Zulip', () => {
       });
       assert.deepEqual(db.prepare('SELECT DISTINCT can_subscribe_group FROM stream').pluck().all(), [GROUPS.nobody]);
       assert.deepEqual(db.prepare('SELECT DISTINCT can_leave_group FROM user_group WHERE named = 1').pluck().all(), [GROUPS.everyone]);
+      assert.deepEqual(db.prepare("SELECT id, description, is_system_group FROM user_group WHERE name = 'designers'").get(), { id: GROUPS.designers, description: 'They draw', is_system_group: 0 });
     } finally {
       db.close();
     }

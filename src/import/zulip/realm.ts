@@ -20,8 +20,19 @@ const STREAM_TOPICS_POLICY_NAMES: Record<number, string> = { 1: 'inherit', 2: 'a
 /** The export's system groups by name (role:members → its id): where a missing group setting's default is. */
 function systemGroupsOf(data: Row): Map<unknown, number> {
   const ids = new Map<unknown, number>();
-  for (const g of rowsOf(data, 'zerver_namedusergroup')) if (g.is_system_group === true) ids.set(g.name, g.id as number);
+  for (const g of namedGroups(data).values()) if (g.is_system_group === true) ids.set(g.name, g.id as number);
   return ids;
+}
+
+/**
+ * The named groups by id: zerver_namedusergroup's rows, or, in an export of Zulip before 9.0 (which
+ * had no NamedUserGroup), the zerver_usergroup rows that carry a name.
+ */
+function namedGroups(data: Row): Map<number, Row> {
+  const named = new Map<number, Row>();
+  for (const n of rowsOf(data, 'zerver_namedusergroup')) named.set(n.id as number, n);
+  if (named.size === 0) for (const g of rowsOf(data, 'zerver_usergroup')) if (typeof g.name === 'string') named.set(g.id as number, g);
+  return named;
 }
 
 /** The columns of a Parley table (the schema's, never the export's). */
@@ -167,8 +178,7 @@ function writeUsers(z: ZulipImport, data: Row): void {
 function writeGroups(z: ZulipImport, data: Row): void {
   const { app, realmId } = z;
   const systemGroups = systemGroupsOf(data);
-  const named = new Map<number, Row>();
-  for (const n of rowsOf(data, 'zerver_namedusergroup')) named.set(n.id as number, n);
+  const named = namedGroups(data);
   rowsOf(data, 'zerver_usergroup').forEach((g, i) => {
     const n = named.get(g.id as number);
     const row: Row = { id: g.id, realm_id: realmId, named: n ? 1 : 0 };
