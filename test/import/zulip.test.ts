@@ -239,6 +239,20 @@ describe('parley import of an export made by Zulip', () => {
     );
   });
 
+  it('goes on: a new message takes the next id and reaches every subscriber, unread', async () => {
+    const sent = await call(HAMLET, 'POST', '/messages', { type: 'channel', to: STREAMS.general, topic: 'after the move', content: 'we are on Parley now' });
+    assert.equal(sent.status, 200, sent.text);
+    assert.equal(sent.body.id, 1008);
+    // The sender's too: sent from a script (no app's User-Agent), as Zulip's default_read_by_sender has it.
+    for (const email of [HAMLET, OTHELLO, IAGO, 'polonius@zulip.example']) {
+      const res = await call(email, 'GET', '/messages', { anchor: 1008, num_before: 0, num_after: 0, narrow: [] });
+      assert.deepEqual((res.body.messages as Record<string, any>[]).map((m) => [m.id, m.flags]), [[1008, []]], email);
+    }
+    // The imported history stays as it was for them (no rows appeared for messages before their subscription).
+    const polonius = await call('polonius@zulip.example', 'GET', '/messages', { anchor: 'oldest', num_before: 0, num_after: 100, narrow: [] });
+    assert.deepEqual((polonius.body.messages as Record<string, any>[]).map((m) => m.id), [1000, 1008]);
+  });
+
   it('keeps the avatar (the original), the custom emoji and the icon', async () => {
     const avatars = fs.readdirSync(path.join(dataDir, 'uploads', 'avatars', String(REALM_ID)));
     const file = avatars.find((f) => f !== 'realm') as string;
