@@ -115,14 +115,15 @@ const COMMANDS: Record<string, Command> = {
     run: () => 0, // replaced below: needs positionals
   },
   import: {
-    summary: 'create the organization from an export (a Slack .zip) in an empty data dir (server stopped)',
+    summary: 'create the organization from an export (Zulip .tar.gz, Slack .zip) in an empty data dir (server stopped)',
     usage: 'parley import [--from slack|zulip] --data-dir DIR|--config FILE [--realm-name NAME] [--external-url URL] EXPORT_FILE',
     help:
       'Reads the whole export into a new database in a hidden staging directory inside the data dir, and\n' +
       'moves it into place only when everything succeeded: a failed import leaves the data dir as it was.\n' +
       'Prints one JSON line with what was imported, then one JSON line per account (email, API key, and a\n' +
       'link to set a password, on --external-url).\n' +
-      '--from defaults to zulip.\n',
+      '--from defaults to zulip: a Zulip export .tar.gz (Zulip\'s own or parley export\'s), under its ids and its\n' +
+      'organization name unless --realm-name; --from slack takes a Slack workspace export .zip.\n',
     options: { ...dataDirOption, from: { type: 'string' }, 'realm-name': { type: 'string' }, 'external-url': { type: 'string' } },
     run: () => 0, // replaced below: needs positionals
   },
@@ -323,7 +324,8 @@ async function importCommand(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('import needs exactly one EXPORT_FILE');
   const from = (values.from as string | undefined) ?? 'zulip';
   if (!(IMPORT_FORMATS as readonly string[]).includes(from)) throw new UsageError(`--from must be one of ${IMPORT_FORMATS.join(', ')}, not '${from}'`);
-  const realmName = typeof values['realm-name'] === 'string' && values['realm-name'] !== '' ? values['realm-name'] : from === 'slack' ? 'Slack' : 'Zulip';
+  // A Zulip export names its organization: '' keeps that name.
+  const realmName = typeof values['realm-name'] === 'string' && values['realm-name'] !== '' ? values['realm-name'] : from === 'slack' ? 'Slack' : '';
   const config = baseConfig(values as Values, true);
   let report;
   try {

@@ -14,8 +14,15 @@ import {
   STREAM_GROUP_SETTINGS,
   USER_SETTING_TYPES,
 } from './zulip-format';
-import { EDIT_HISTORY_VISIBILITY_POLICIES, REALM_EXTRA_SETTING_DEFAULTS, REALM_TOPICS_POLICIES, realmEditHistoryPolicy, realmExtraSetting, realmTopicsPolicy } from '../lib/realm-settings';
+import { EDIT_HISTORY_VISIBILITY_POLICIES, REALM_EXTRA_SETTING_DEFAULTS, realmExtraSettings, type RealmChannelSetting, REALM_TOPICS_POLICIES, realmEditHistoryPolicy, realmExtraSetting, realmTopicsPolicy } from '../lib/realm-settings';
 import type { RealmRow } from '../lib/realm';
+import { REALM_DEFAULTS_KEY } from '../actions/realm-defaults';
+
+/** A channel setting of extra_settings as Zulip's nullable foreign key. */
+function realmChannelOrNull(realm: Row, setting: RealmChannelSetting): number | null {
+  const v = realmExtraSettings(realm as RealmRow)[setting];
+  return typeof v === 'number' && v >= 0 ? v : null;
+}
 
 /** Zulip's StreamTopicsPolicyEnum (zerver/models/streams.py): Parley stores the names. */
 const STREAM_TOPICS_POLICIES: Record<string, number> = { inherit: 1, allow_empty_topic: 2, disable_empty_topic: 3, empty_topic_only: 4 };
@@ -50,17 +57,21 @@ export function writeRealmTables(db: Db, ctx: Context, f: JsonTablesFile): void 
     enable_spectator_access: bool(realm.enable_spectator_access),
     icon_source: realm.icon_source,
     icon_version: realm.icon_version,
-    // Parley has no announcement channels: Zulip's default, none.
-    new_stream_announcements_stream: null,
-    signup_announcements_stream: null,
-    zulip_update_announcements_stream: null,
-    moderation_request_channel: null,
+    // The announcement and moderation channels Parley keeps in extra_settings (-1 or unset: none).
+    new_stream_announcements_stream: realmChannelOrNull(realm, 'new_stream_announcements_stream_id'),
+    signup_announcements_stream: realmChannelOrNull(realm, 'signup_announcements_stream_id'),
+    zulip_update_announcements_stream: realmChannelOrNull(realm, 'zulip_update_announcements_stream_id'),
+    moderation_request_channel: realmChannelOrNull(realm, 'moderation_request_channel_id'),
   };
   // The settings Parley keeps in extra_settings are Realm fields of the same names in Zulip.
   for (const name of Object.keys(REALM_EXTRA_SETTING_DEFAULTS) as (keyof typeof REALM_EXTRA_SETTING_DEFAULTS)[]) z[name] = realmExtraSetting(realm as RealmRow, name);
   // can_manage_billing_group has no Parley column: Zulip's default group.
   for (const s of REALM_GROUP_SETTINGS) z[s] = groupId(ctx, s in realm ? realm[s] : null, REALM_GROUP_DEFAULTS[s]);
   f.tableOf('zerver_realm', [z]);
+  // The defaults an administrator changed (PATCH /realm/user_settings_defaults); the rest are Zulip's.
+  const defaults = realmExtraSettings(realm as RealmRow)[REALM_DEFAULTS_KEY];
+  const changed = defaults && typeof defaults === 'object' && !Array.isArray(defaults) ? (defaults as Row) : {};
+  f.tableOf('zerver_realmuserdefault', [{ id: 1, realm: R, ...Object.fromEntries(Object.entries(changed).filter(([k]) => k in USER_SETTING_TYPES && k !== 'timezone')) }]);
   // Parley logs in with email and password, Zulip's "Email" backend.
   f.tableOf('zerver_realmauthenticationmethod', [{ id: 1, realm: R, name: 'Email' }]);
   f.tableOf('zerver_presencesequence', [{ id: 1, realm: R, last_update_id: realm.presence_last_update_id }]);

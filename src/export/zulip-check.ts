@@ -3,8 +3,9 @@
 // without, with the right types, no field the description does not know (the importer builds rows
 // with Model(**row): an unknown key fails the import), ids unique, and every foreign key resolving.
 // Fed file by file (the message files one at a time, as an importer reads them); the foreign keys
-// into tables not seen yet are checked at the end. Used by the export's test and, later, by
-// `parley import` to refuse a malformed archive with a message naming what is wrong.
+// into tables not seen yet are checked at the end. Used by the export's test and by `parley import`
+// (with allowUnknown: Zulip's own exports carry more) to refuse a malformed archive with a message
+// naming what is wrong.
 import {
   LIST_FKS,
   MESSAGE_FILE,
@@ -20,14 +21,42 @@ import {
 
 type Row = Record<string, unknown>;
 
+/** A value as a message shows it: short, and whatever its depth (an import reads hostile files). */
+function brief(v: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(v);
+  } catch {
+    return '(a value nested too deeply)';
+  }
+  return text.length > 100 ? `${text.slice(0, 100)}…` : text;
+}
+
+/** A row of a file's table, named in a message only when there is a problem to report. */
+interface RowAt {
+  file: string;
+  t: string;
+  i: number;
+}
+
 interface PendingRef {
   where: string;
   table: TableName;
   value: number;
 }
 
+export interface CheckerOptions {
+  /**
+   * Zulip's own exports carry many more tables and fields than Parley writes (and than it reads):
+   * the importer (`parley import`) ignores those, where the export's test refuses them. It also
+   * takes an export without the group settings and channel references of later Zulip releases.
+   */
+  allowUnknown?: boolean;
+}
+
 export class ExportChecker {
   readonly problems: string[] = [];
+  constructor(private readonly opts: CheckerOptions = {}) {}
   /** Ids seen per table. */
   private ids = new Map<TableName, Set<number>>();
   private pending: PendingRef[] = [];
@@ -71,9 +100,10 @@ export class ExportChecker {
     }
     for (const key of Object.keys(obj)) {
       if (key === 'import_source' && kind === 'realm.json') continue;
-      if (!(tables as string[]).includes(key)) this.problem(`${name}: unknown table ${key}`);
+      if (!(tables as string[]).includes(key) && !this.opts.allowUnknown) this.problem(`${name}: unknown table ${key}`);
     }
-    if (kind === 'realm.json' && typeof obj.import_source !== 'string') this.problem(`${name}: import_source is missing`);
+    // Recent Zulip releases write it; an importer takes an earlier export without it.
+    if (kind === 'realm.json' && typeof obj.import_source !== 'string' && !(this.opts.allowUnknown && obj.import_source === undefined)) this.problem(`${name}: import_source is missing`);
     if (kind === 'realm.json' && Array.isArray(obj.zerver_realm) && obj.zerver_realm.length !== 1) this.problem(`${name}: zerver_realm must hold exactly one row, not ${obj.zerver_realm.length}`);
     if (kind === 'messages' && Array.isArray(obj.zerver_message) && Array.isArray(obj.zerver_usermessage)) {
       // The importer asserts each per-user row's message is in the same file.
@@ -88,12 +118,23 @@ export class ExportChecker {
     const spec = TABLES[t];
     this.counts[t] = (this.counts[t] ?? 0) + rows.length;
     const ids = this.idsOf(t);
-    rows.forEach((raw, i) => {
-      const where = `${file}: ${t}[${i}]`;
-      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return this.problem(`${where}: not an object`);
+    const fields = Object.entries(spec.fields);
+    for (let i = 0; i < rows.length; i++) {
+      const raw = rows[i];
+      // A row is named only when a problem needs it (no string, no closure per row): a history
+      // has tens of millions of per-user rows to check.
+      const loc = { file, t, i };
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+        this.problem(`${file}: ${t}[${i}]: not an object`);
+        continue;
+      }
       const row = raw as Row;
-      for (const key of Object.keys(row)) if (!(key in spec.fields)) this.problem(`${where}: unknown field ${key}`);
-      for (const [field, f] of Object.entries(spec.fields)) this.field(`${where}.${field}`, row, field, f);
+      if (!this.opts.allowUnknown) for (const key of Object.keys(row)) if (!(key in spec.fields)) this.problem(`${file}: ${t}[${i}]: unknown field ${key}`);
+      for (const [field, f] of fields) this.field(loc, row, field, f);
+      if (t === 'zerver_usermessage') continue;
+      const where = `${file}: ${t}[${i}]`;
+      // Per-user message rows are the bulk of an export (20 for each message in a 20-person
+      // organization) and their ids are not kept by an importer: not remembered (memory stays flat).
       if (spec.ids && typeof row.id === 'number') {
         if (ids.has(row.id)) this.problem(`${where}: id ${row.id} is used twice`);
         ids.add(row.id);
@@ -106,17 +147,25 @@ export class ExportChecker {
         }
       }
       this.special(where, t, row);
-    });
+    }
   }
 
-  private field(where: string, row: Row, name: string, f: FieldSpec): void {
+  /** Where a field is, for a message. */
+  private static fieldAt(at: string | RowAt, name: string): string {
+    return typeof at === 'string' ? at : `${at.file}: ${at.t}[${at.i}].${name}`;
+  }
+
+  private field(at: string | RowAt, row: Row, name: string, f: FieldSpec): void {
     if (!(name in row)) {
-      if (f.required) this.problem(`${where}: missing`);
+      // Zulip adds group settings and announcement channels release by release: an export of an
+      // earlier Zulip lacks the newer ones, which `parley import` fills with Zulip's defaults.
+      const defaulted = this.opts.allowUnknown && (f.fk === 'zerver_usergroup' || (f.fk === 'zerver_stream' && f.nullable));
+      if (f.required && !defaulted) this.problem(`${ExportChecker.fieldAt(at, name)}: missing`);
       return;
     }
     const v = row[name];
     if (v === null) {
-      if (!f.nullable) this.problem(`${where}: null`);
+      if (!f.nullable) this.problem(`${ExportChecker.fieldAt(at, name)}: null`);
       return;
     }
     const ok =
@@ -131,8 +180,10 @@ export class ExportChecker {
               : f.type === 'int[]'
                 ? Array.isArray(v) && v.every((x) => Number.isSafeInteger(x))
                 : true;
-    if (!ok) return this.problem(`${where}: ${JSON.stringify(v)} is not of type ${f.type}`);
-    if (f.fk && typeof v === 'number') this.pending.push({ where, table: f.fk, value: v });
+    if (!ok) return this.problem(`${ExportChecker.fieldAt(at, name)}: ${brief(v)} is not of type ${f.type}`);
+    // Resolved at once when the target row is known already (realm.json is read before the message
+    // files): only the rest waits for finish(), so the pending list does not grow with the history.
+    if (f.fk && typeof v === 'number' && !this.idsOf(f.fk).has(v)) this.pending.push({ where: ExportChecker.fieldAt(at, name), table: f.fk, value: v });
   }
 
   /** The rules that are not one field's. */
@@ -181,6 +232,9 @@ export class ExportChecker {
     // A Zulip user id may also be one of the cross-realm or mirror-dummy accounts.
     const users = this.idsOf('zerver_userprofile');
     for (const t of ['zerver_userprofile_crossrealm', 'zerver_userprofile_mirrordummy'] as const) for (const id of this.idsOf(t)) users.add(id);
+    // Before Zulip 9.0 there was no NamedUserGroup: subgroups were zerver_usergroup rows.
+    const named = this.idsOf('zerver_namedusergroup');
+    if (this.opts.allowUnknown && named.size === 0) for (const id of this.idsOf('zerver_usergroup')) named.add(id);
     const recipients = this.idsOf('zerver_recipient');
     for (const id of this.crossRealmRecipients) {
       if (recipients.has(id)) this.problem(`realm.json: zerver_userprofile_crossrealm recipient_id ${id} is also an id of zerver_recipient`);

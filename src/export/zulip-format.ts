@@ -2,7 +2,7 @@
 // the files of an export tarball, the tables in each, every field Parley writes with its type, which
 // fields the importer cannot do without, which are foreign keys into which table, and the id rules.
 // `parley export` writes to this description and its test checks a tarball against it
-// (src/export/zulip-check.ts); the future `parley import` validates its input with the same check.
+// (src/export/zulip-check.ts); `parley import` validates its input with the same check (src/import/zulip/).
 //
 // Taken from Zulip's own code (zulip/zulip, read through the code index):
 // - zerver/lib/export.py as stored at file id 4047815392, the newest version in the index (Zulip main
@@ -225,6 +225,7 @@ const groupFks = (names: readonly string[]) => Object.fromEntries(names.map((n) 
 export const TABLE_NAMES = [
   'zerver_realm',
   'zerver_realmauthenticationmethod',
+  'zerver_realmuserdefault',
   'zerver_presencesequence',
   'zerver_defaultstream',
   'zerver_customprofilefield',
@@ -330,6 +331,21 @@ export const TABLES: Record<TableName, TableSpec> = {
       zulip_update_announcements_stream: fk('zerver_stream', { nullable: true }),
       moderation_request_channel: fk('zerver_stream', { nullable: true }),
       ...groupFks(REALM_GROUP_SETTINGS),
+    },
+  },
+  zerver_realmuserdefault: {
+    file: 'realm.json',
+    required: false,
+    ids: true,
+    note: "the organization's defaults for new users' settings (RealmUserDefault: UserBaseSettings, so the personal settings but the time zone). Parley writes the defaults an administrator changed; the rest take Zulip's defaults, which are Parley's.",
+    fields: {
+      id: id(),
+      realm: fk('zerver_realm'),
+      ...Object.fromEntries(
+        Object.entries(USER_SETTING_TYPES)
+          .filter(([k]) => k !== 'timezone')
+          .map(([k, t]) => [k, { type: t } as FieldSpec]),
+      ),
     },
   },
   zerver_realmauthenticationmethod: {

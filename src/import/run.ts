@@ -8,7 +8,6 @@ import { createApp, type App } from '../app';
 import { boundUrl, type Config } from '../config';
 import { doCreatePasswordLink, passwordLinkPath } from '../actions/password-links';
 import { stmt } from '../db/stmt';
-import { ImportError } from './errors';
 import { checkEmptyTarget, commitStaging, createStaging, discardStaging } from './staging';
 import { NOT_SYSTEM_BOT_SQL } from '../lib/users';
 
@@ -55,7 +54,7 @@ async function loadImporter(format: ImportFormat): Promise<Importer> {
     case 'slack':
       return (await import('./slack/import')).importSlackExport;
     case 'zulip':
-      throw new ImportError('importing a Zulip export is not supported yet (only --from slack)');
+      return (await import('./zulip/import')).importZulipExport;
   }
 }
 

@@ -41,15 +41,27 @@ export interface MessageRow {
 /** The columns a new message is stored with: a row as MessageRow has it, before it was ever edited or moved. */
 export type NewMessageRow = Omit<MessageRow, 'id' | 'last_edit_time' | 'last_moved_time' | 'edit_history'>;
 
-/** Stores a new message and its search-index entry (sends and imports); returns its id. */
-export function insertMessageRow(db: Db, row: NewMessageRow): number {
+/**
+ * What an import keeps of a message's past: its id (Zulip's, so links into the history keep working)
+ * and its edits. A new message has none of these.
+ */
+export interface KeptMessageHistory {
+  id: number;
+  last_edit_time: number | null;
+  last_moved_time: number | null;
+  edit_history: string | null;
+}
+
+/** Stores a new message (or, for an import, one with `kept` history) and its search-index entry; returns its id. */
+export function insertMessageRow(db: Db, row: NewMessageRow, kept?: KeptMessageHistory): number {
   const id = Number(
     stmt(
       db,
-      `INSERT INTO message (realm_id, sender_id, stream_id, direct_group_id, topic, topic_key, content, rendered_content, date_sent,
-         has_link, has_image, has_attachment, client)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO message (id, realm_id, sender_id, stream_id, direct_group_id, topic, topic_key, content, rendered_content, date_sent,
+         has_link, has_image, has_attachment, client, last_edit_time, last_moved_time, edit_history)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
+      kept?.id ?? null,
       row.realm_id,
       row.sender_id,
       row.stream_id,
@@ -63,6 +75,9 @@ export function insertMessageRow(db: Db, row: NewMessageRow): number {
       row.has_image,
       row.has_attachment,
       row.client,
+      kept?.last_edit_time ?? null,
+      kept?.last_moved_time ?? null,
+      kept?.edit_history ?? null,
     ).lastInsertRowid,
   );
   stmt(db, 'INSERT INTO message_fts (rowid, topic, content) VALUES (?, ?, ?)').run(id, row.topic, row.content);

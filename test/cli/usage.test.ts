@@ -14,7 +14,7 @@ commands:
   reactivate-realm   reactivate the organization (server stopped)
   backup             copy the database consistently with SQLite's online backup (works while serving)
   export             write the organization as a Zulip-format export tarball (works while serving)
-  import             create the organization from an export (a Slack .zip) in an empty data dir (server stopped)
+  import             create the organization from an export (Zulip .tar.gz, Slack .zip) in an empty data dir (server stopped)
   zuliprc            print a zuliprc ([api] email, key, site) for a user
   install-service    install Parley as a systemd service (user parley, /var/lib/parley, /etc/parley.toml)
 

@@ -104,8 +104,8 @@ describe('parley import: the data directory', () => {
     assert.match(none.stderr, /^parley: import needs exactly one EXPORT_FILE\n/);
   });
 
-  it('says a Zulip export cannot be imported yet', async () => {
-    await refuses(makeExportZip(slackExport()), () => 'importing a Zulip export is not supported yet (only --from slack)', []);
+  it('refuses a .zip given as a Zulip export (the default format)', async () => {
+    await refuses(makeExportZip(slackExport()), (file) => `${file} is not a readable .tar.gz archive (incorrect header check)`, []);
   });
 });
 

@@ -1,0 +1,146 @@
+// `parley import` of a Zulip export (`manage.py export`, Zulip Cloud's export, or `parley export`):
+// the tarball is unpacked into the staging directory (tar.ts: a tarball's order is arbitrary), every
+// file is checked against the description of Zulip's format (src/export/zulip-check.ts) before
+// anything is written, then the organization is written: realm.json's tables, the files and their
+// attachment rows, the message files one at a time (each one write), and what points into messages
+// (reactions, attachment links). Zulip's ids are kept for users, channels, messages, groups and the
+// rest, so links into the history keep working. Any failure throws ImportError; the framework
+// (run.ts) then throws the staging directory away, unpacked files and all.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { App } from '../../app';
+import { stmt } from '../../db/stmt';
+import { ExportChecker } from '../../export/zulip-check';
+import { MESSAGE_FILE, RECORDS, type RecordsSpec } from '../../export/zulip-format';
+import { ImportError } from '../errors';
+import type { Importer } from '../run';
+import { unpackTarGz } from '../tar';
+import { rowsOf, type Row, type ZulipImport } from './context';
+import { attachmentLinks, writeImages, writeUploads } from './files';
+import { finishMessages, writeMessageFile, writeReactions } from './messages';
+import { writeRealmTables } from './realm';
+
+/** Most bytes of one JSON file of the export read into memory (realm.json is the largest). */
+export const MAX_JSON_BYTES = 512 * 1024 * 1024;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Where realm.json is: the archive's top, or its one top directory (Zulip's tarball is its export directory). */
+function findRoot(dir: string, files: ReadonlyMap<string, number>): string {
+  if (files.has('realm.json')) return dir;
+  const tops = new Set([...files.keys()].map((f) => f.split('/')[0]));
+  if (tops.size === 1) {
+    const [top] = tops;
+    if (files.has(`${top}/realm.json`)) return path.join(dir, top);
+  }
+  throw new ImportError('the archive holds no realm.json (at its top or in its one top directory): it is not a Zulip export');
+}
+
+/** A JSON file of the export, parsed; the message names the file when it is too large, not UTF-8 or not JSON. */
+function readJson(root: string, rel: string): unknown {
+  const file = path.join(root, rel);
+  const st = fs.statSync(file, { throwIfNoEntry: false });
+  if (!st || !st.isFile()) throw new ImportError(`${rel} is missing from the export`);
+  if (st.size > MAX_JSON_BYTES) throw new ImportError(`${rel} holds ${st.size} bytes, more than the ${MAX_JSON_BYTES} a JSON file of an export may`);
+  let text: string;
+  try {
+    text = utf8.decode(fs.readFileSync(file));
+  } catch {
+    throw new ImportError(`${rel} is not valid UTF-8`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ImportError(`${rel} is not valid JSON (${(err as Error).message})`);
+  }
+}
+
+/** The messages-NNNNNN.json files, in number order. */
+function messageFiles(root: string): string[] {
+  return fs
+    .readdirSync(root)
+    .filter((f) => MESSAGE_FILE.test(f))
+    .sort();
+}
+
+/** Checks every file against Zulip's format; throws ImportError listing what is wrong. */
+function check(root: string): void {
+  const checker = new ExportChecker({ allowUnknown: true });
+  checker.file('realm.json', readJson(root, 'realm.json'));
+  checker.file('attachment.json', readJson(root, 'attachment.json'));
+  // One at a time: only the ids stay (for the references between files).
+  for (const f of messageFiles(root)) checker.file(f, readJson(root, f));
+  for (const folder of Object.keys(RECORDS) as RecordsSpec['folder'][]) {
+    const rel = `${folder}/records.json`;
+    if (!fs.existsSync(path.join(root, rel))) continue;
+    checker.records(folder, readJson(root, rel), (p) => {
+      const st = fs.statSync(path.join(root, folder, p), { throwIfNoEntry: false });
+      return st !== undefined && st.isFile();
+    });
+  }
+  const problems = checker.finish();
+  if (problems.length > 0) {
+    const shown = problems.slice(0, 20);
+    throw new ImportError(`the export is not what Zulip's exporter writes:\n  ${shown.join('\n  ')}${problems.length > shown.length ? `\n  ... and ${problems.length - shown.length} more` : ''}`);
+  }
+}
+
+async function importZulip(app: App, file: string, opts: { realmName: string }) {
+  // Inside the staging directory: thrown away with it whatever happens.
+  const unpacked = path.join(path.dirname(app.uploadsDir), 'zulip-export');
+  fs.mkdirSync(unpacked);
+  const files = await unpackTarGz(file, unpacked);
+  const root = findRoot(unpacked, files);
+  check(root);
+
+  const realmData = readJson(root, 'realm.json') as Row;
+  const z: ZulipImport = {
+    app,
+    realmId: 0,
+    root,
+    warnings: [],
+    counts: {},
+    recipients: new Map(),
+    huddleMembers: new Map(),
+    users: new Map(),
+    clients: new Map(rowsOf(realmData, 'zerver_client').map((c) => [c.id as number, c.name as string])),
+    directGroups: new Map(),
+    linkChanges: new Map(),
+  };
+  app.batch.write(() => {
+    writeRealmTables(z, realmData, opts.realmName);
+    // The subscriptions made cursors (schema.sql); the history's rows are all written by the import,
+    // so none may be implied until the end (finishMessages).
+    stmt(app.db, 'DELETE FROM usermessage_cursor').run();
+  });
+  const attachmentData = readJson(root, 'attachment.json') as Row;
+  let attachments: Row[] = [];
+  app.batch.write(() => {
+    attachments = writeUploads(z, attachmentData);
+    writeImages(z, realmData);
+  });
+  let messages = 0;
+  let rows = 0;
+  for (const f of messageFiles(root)) {
+    const data = readJson(root, f) as Row;
+    app.batch.write(() => {
+      const n = writeMessageFile(z, f, data);
+      messages += n.messages;
+      rows += n.rows;
+    });
+    app.batch.commit();
+    // Its files are done with: the disk they took is given back as the import goes.
+    fs.rmSync(path.join(root, f));
+  }
+  app.batch.write(() => {
+    z.counts.reactions = writeReactions(z, realmData);
+    attachmentLinks(z, attachments);
+    finishMessages(z);
+  });
+  app.batch.commit();
+  fs.rmSync(unpacked, { recursive: true, force: true });
+  return { realmId: z.realmId, counts: { ...z.counts, messages, usermessages: rows }, warnings: z.warnings };
+}
+
+/** `parley import` (`--from zulip`, the default): the .tar.gz at `file`. */
+export const importZulipExport: Importer = (app, file, opts) => importZulip(app, file, opts);
