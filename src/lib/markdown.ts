@@ -129,7 +129,8 @@ const HTML_SAFELISTED_SCHEMES = [
   'bitcoin', 'geo', 'im', 'irc', 'ircs', 'magnet', 'mailto', 'matrix', 'mms', 'news', 'nntp', 'openpgp4fpr',
   'sip', 'sms', 'smsto', 'ssh', 'tel', 'urn', 'webcal', 'wtai', 'xmpp',
 ];
-const ALLOWED_SCHEMES = new Set(['http', 'https', 'ftp', 'file', ...HTML_SAFELISTED_SCHEMES]);
+/** The link schemes the renderer keeps (Zulip's); src/import/rendered-html.ts holds imported links to the same. */
+export const ALLOWED_SCHEMES: ReadonlySet<string> = new Set(['http', 'https', 'ftp', 'file', ...HTML_SAFELISTED_SCHEMES]);
 const USES_NETLOC = new Set(['', 'ftp', 'http', 'gopher', 'nntp', 'telnet', 'imap', 'wais', 'file', 'mms', 'https', 'shttp', 'snews', 'prospero', 'rtsp', 'rtspu', 'rsync', 'svn', 'svn+ssh', 'sftp', 'nfs', 'git', 'git+ssh', 'ws', 'wss']);
 
 interface SplitUrl {

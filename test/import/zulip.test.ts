@@ -324,6 +324,42 @@ function withChange(change: (files: Record<string, any>) => void): TarEntrySpec[
   return exportEntries(files);
 }
 
+describe('parley import of a Zulip export: HTML not of the kind Zulip writes', () => {
+  it('renders such messages and edit histories again from their Markdown, and says so', async () => {
+    const r = await importTar(
+      withChange((f) => {
+        const m = f['messages-000001.json'].zerver_message;
+        m[1].rendered_content = '<p><strong>Iago</strong> created this channel.<img src="x" onerror="alert(document.cookie)"></p>';
+        m[2].rendered_content = '<p><a href="jav&#x09;ascript:alert(1)">a secret between us</a></p>';
+        m[0].edit_history = JSON.stringify([{ user_id: IDS.hamlet, timestamp: 1_700_000_030, prev_content: 'Helo', prev_rendered_content: '<p>Helo<script>alert(1)</script></p>', prev_rendered_content_version: 1 }]);
+      }),
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const summary = JSON.parse(r.stdout.trim().split('\n')[0]);
+    assert.ok(
+      summary.warnings.includes(
+        "3 message(s) carried HTML not of the kind Zulip's Markdown writes (a script, an event handler, an unknown tag or link); they were rendered again from their Markdown",
+      ),
+      JSON.stringify(summary.warnings),
+    );
+    const db = new Database(path.join(path.dirname(r.file), 'data', 'parley.db'), { readonly: true });
+    try {
+      const rendered = db.prepare('SELECT id, rendered_content FROM message WHERE id IN (1000, 1001, 1002, 1003) ORDER BY id').all();
+      assert.deepEqual(rendered, [
+        // Kept: Zulip's own rendering of a mention.
+        { id: 1000, rendered_content: '<p>Hello <span class="user-mention" data-user-id="12">@Othello</span></p>' },
+        { id: 1001, rendered_content: '<p><strong>Iago</strong> created this channel.</p>' },
+        { id: 1002, rendered_content: '<p>a secret between us</p>' },
+        { id: 1003, rendered_content: '<p>three of us</p>' },
+      ]);
+      const history = JSON.parse(db.prepare('SELECT edit_history FROM message WHERE id = 1000').pluck().get() as string);
+      assert.equal(history[0].prev_rendered_content, '<p>Helo</p>');
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('parley import of a Zulip export: bad input', () => {
   it('names the file, table, row and field of an id that points nowhere', async () => {
     await refuses(

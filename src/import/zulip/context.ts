@@ -15,6 +15,8 @@ export interface ZulipImport {
   /** The unpacked export's top directory. */
   root: string;
   warnings: string[];
+  /** Messages (or edit histories) whose HTML was not kept but rendered again from their Markdown (rendered-html.ts). */
+  rerendered: number;
   counts: Record<string, number>;
   recipients: Map<number, Recipient>;
   /** Zulip huddle id → its members (from the huddle's subscriptions). */

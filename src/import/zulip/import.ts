@@ -99,6 +99,7 @@ async function importZulip(app: App, file: string, opts: { realmName: string }) 
     realmId: 0,
     root,
     warnings: [],
+    rerendered: 0,
     counts: {},
     recipients: new Map(),
     huddleMembers: new Map(),
@@ -139,6 +140,9 @@ async function importZulip(app: App, file: string, opts: { realmName: string }) 
   });
   app.batch.commit();
   fs.rmSync(unpacked, { recursive: true, force: true });
+  if (z.rerendered > 0) {
+    z.warnings.push(`${z.rerendered} message(s) carried HTML not of the kind Zulip's Markdown writes (a script, an event handler, an unknown tag or link); they were rendered again from their Markdown`);
+  }
   return { realmId: z.realmId, counts: { ...z.counts, messages, usermessages: rows }, warnings: z.warnings };
 }
 

@@ -1,5 +1,5 @@
 // A messages-NNNNNN.json into Parley's tables: each message under its Zulip id, with its rendering
-// (rendered again only when the export has none), edit history and every per-user row with its flags.
+// (rendered again only when the export has none, or HTML not of the kind Zulip's Markdown writes), edit history and every per-user row with its flags.
 // One file is one write (its thousand messages and their rows): the history streams through, a file
 // at a time, and nothing of it stays in memory.
 import { stmt } from '../../db/stmt';
@@ -8,6 +8,7 @@ import { insertMessageRow } from '../../lib/messages';
 import { FLAG, topicKey } from '../../lib/narrow';
 import { renderMessage } from '../../lib/render';
 import { ImportError } from '../errors';
+import { isSafeRenderedHtml } from '../rendered-html';
 import { IMPORT_CLIENT } from '../write';
 import { bit, described, rowsOf, secs, type Row, type ZulipImport } from './context';
 
@@ -84,7 +85,26 @@ export function writeMessageFile(z: ZulipImport, name: string, data: Row): { mes
     }
     const topic = streamId === null ? '' : String(m.subject);
     const content = rewriteLinks(z, m.content as string);
-    const rendered = typeof m.rendered_content === 'string' ? rewriteLinks(z, m.rendered_content) : renderMessage(app, realmId, content).html;
+    // Zulip's rendering is kept, as Zulip's importer keeps it, but only HTML of the kind Zulip's
+    // Markdown writes: clients put it in the page as it is (rendered-html.ts). Other HTML, and a
+    // message without any, is rendered from its Markdown here.
+    const given = typeof m.rendered_content === 'string' ? rewriteLinks(z, m.rendered_content) : null;
+    const keep = given !== null && isSafeRenderedHtml(given);
+    if (given !== null && !keep) z.rerendered++;
+    const rendered = keep ? given : renderMessage(app, realmId, content).html;
+    let editHistory = history ? (m.edit_history as string) : null;
+    if (history) {
+      let changed = false;
+      for (const e of history as Row[]) {
+        if (typeof e.prev_rendered_content !== 'string' || isSafeRenderedHtml(e.prev_rendered_content)) continue;
+        e.prev_rendered_content = typeof e.prev_content === 'string' ? renderMessage(app, realmId, rewriteLinks(z, e.prev_content)).html : '';
+        changed = true;
+      }
+      if (changed) {
+        editHistory = JSON.stringify(history);
+        z.rerendered++;
+      }
+    }
     described(where, () =>
       insertMessageRow(
         app.db,
@@ -103,7 +123,7 @@ export function writeMessageFile(z: ZulipImport, name: string, data: Row): { mes
           has_attachment: bit(m.has_attachment),
           client: z.clients.get(m.sending_client as number) ?? IMPORT_CLIENT,
         },
-        { id: m.id as number, last_edit_time: secs(m.last_edit_time), last_moved_time: history ? lastMoved(history) : null, edit_history: history ? (m.edit_history as string) : null },
+        { id: m.id as number, last_edit_time: secs(m.last_edit_time), last_moved_time: history ? lastMoved(history) : null, edit_history: editHistory },
       ),
     );
     direct.set(m.id as number, streamId === null);
