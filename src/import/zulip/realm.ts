@@ -11,7 +11,9 @@ import { newApiKey } from '../../lib/secrets';
 import { topicKey } from '../../lib/narrow';
 import { EDIT_HISTORY_VISIBILITY_POLICIES, REALM_EXTRA_SETTING_DEFAULTS, REALM_TOPICS_POLICIES } from '../../lib/realm-settings';
 import { GROUP_GROUP_DEFAULTS, GROUP_GROUP_SETTINGS, RECIPIENT_TYPE, REALM_GROUP_DEFAULTS, REALM_GROUP_SETTINGS, STREAM_GROUP_DEFAULTS, STREAM_GROUP_SETTINGS, USER_SETTING_TYPES } from '../../export/zulip-format';
+import { renderPlain } from '../../lib/render';
 import { ImportError } from '../errors';
+import { isSafeRenderedHtml } from '../rendered-html';
 import { bit, described, insertRow, nbit, rowsOf, secs, type Row, type ZulipImport } from './context';
 
 /** Zulip's StreamTopicsPolicyEnum values → the names Parley stores. */
@@ -221,7 +223,7 @@ function writeChannels(z: ZulipImport, data: Row): void {
         realm_id: realmId,
         name: f.name,
         description: f.description ?? '',
-        rendered_description: f.rendered_description ?? '',
+        rendered_description: keptHtml(z, f.rendered_description, f.description),
         order: typeof f.order === 'number' ? f.order : 0,
         date_created: secs(f.date_created),
         creator_id: typeof f.creator === 'number' ? (z.users.get(f.creator) ?? null) : null,
@@ -235,7 +237,7 @@ function writeChannels(z: ZulipImport, data: Row): void {
       realm_id: realmId,
       name: s.name,
       description: s.description,
-      rendered_description: typeof s.rendered_description === 'string' ? s.rendered_description : '',
+      rendered_description: keptHtml(z, s.rendered_description, s.description),
       date_created: secs(s.date_created),
       creator_id: typeof s.creator === 'number' ? (z.users.get(s.creator) ?? null) : null,
       invite_only: bit(s.invite_only),
@@ -319,7 +321,7 @@ function writePerUserTables(z: ZulipImport, data: Row): void {
       editable_by_user: bit(c.editable_by_user, 1),
     }),
   );
-  each('zerver_customprofilefieldvalue', (v) => insertRow(app, 'custom_profile_field_value', { user_id: user(v.user_profile), field_id: v.field, value: v.value, rendered_value: v.rendered_value ?? null }));
+  each('zerver_customprofilefieldvalue', (v) => insertRow(app, 'custom_profile_field_value', { user_id: user(v.user_profile), field_id: v.field, value: v.value, rendered_value: v.rendered_value === null || v.rendered_value === undefined ? null : keptHtml(z, v.rendered_value, v.value) }));
   each('zerver_realmfilter', (l) =>
     insertRow(app, 'linkifier', { id: l.id, realm_id: realmId, pattern: l.pattern, url_template: l.url_template, order: typeof l.order === 'number' ? l.order : 0 }),
   );
@@ -452,4 +454,13 @@ export function writeRealmTables(z: ZulipImport, data: Row, realmName: string): 
     z.counts[key] = rowsOf(data, table).length;
   }
   return z.realmId;
+}
+
+/**
+ * A description's or profile value's HTML from the export, kept when it is of the kind Zulip's
+ * Markdown writes (rendered-html.ts: clients show it as HTML), else rendered here from its source text.
+ */
+function keptHtml(z: ZulipImport, given: unknown, source: unknown): string {
+  if (typeof given === 'string' && isSafeRenderedHtml(given)) return given;
+  return typeof source === 'string' && source !== '' ? renderPlain(z.app, z.realmId, source) : '';
 }
