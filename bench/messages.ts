@@ -10,8 +10,9 @@
 //        by stage, in process (bench/send-inprocess.ts; BENCH_SPLIT_N messages, 0: none).
 //        --floor: every server runs as `node dist/parley.cjs` (npm run build first), and a second
 //        server beside it, a copy of the bundle whose renderMessage only HTML-escapes the content
-//        into one <p> (bench/render-floor-bundle.ts), gets the mix too ("floor-mix") in the same
-//        alternating rounds: what any renderer could at best reach on this server.
+//        into one <p> (bench/render-floor-bundle.ts), gets the mix and plain too ("floor-mix",
+//        "floor-plain") in the same alternating rounds: what any renderer could at best reach on
+//        this server, and the mix's length alone with nothing rendered.
 //  read: GET /messages (100 newest, channel + topic narrow) and full-text search on a database of
 //        1,000,000 messages; p50/p95 latencies.
 // The server runs as its own process (rate limits off); the load comes from this process.
@@ -199,7 +200,8 @@ async function benchSend(contentArg: string, rounds: number, withFloor: boolean)
   const kinds: ContentKind[] = contentArg === 'both' ? ['plain', 'mix'] : (contentArg.split(',') as ContentKind[]);
   // What each round runs: the contents on Parley, then the mix on the floor server.
   const runs: { label: string; kind: ContentKind; target: Target }[] = kinds.map((k) => ({ label: k as string, kind: k, target: main }));
-  if (floor) runs.push({ label: 'floor-mix', kind: 'mix', target: floor });
+  // The floor server gets plain too: floor-mix − floor-plain is the mix's length alone, with nothing rendered.
+  if (floor) runs.push({ label: 'floor-mix', kind: 'mix', target: floor }, { label: 'floor-plain', kind: 'plain', target: floor });
   const several = runs.length > 1;
   const seconds = Number(process.env.BENCH_SECONDS ?? (several ? 5 : 10));
   const clients = 16;
@@ -298,6 +300,10 @@ async function benchSend(contentArg: string, rounds: number, withFloor: boolean)
   }
   if (has('plain') && has('floor-mix')) console.log(`  ${overPlain('floor-mix').line} (the mix with a renderer that only escapes)`);
   if (has('plain') && has('flat')) console.log(`  ${overPlain('flat').line} (the mix's length alone, rendered)`);
+  if (has('floor-plain') && has('floor-mix')) {
+    const us = med('floor-mix').cpuPerMsg - med('floor-plain').cpuPerMsg;
+    console.log(`  floor-mix over floor-plain: server CPU ${us >= 0 ? '+' : ''}${us.toFixed(0)} µs per message (the mix's length alone, nothing rendered); plain over floor-plain ${(med('plain').cpuPerMsg - med('floor-plain').cpuPerMsg).toFixed(0)} µs (Parley's renderer on plain)`);
+  }
   // What formatting costs over the same length (flat is the mix's text without its markup), beside
   // what it costs at least: the goals' floor lines.
   if (has('flat') && has('mix')) {
