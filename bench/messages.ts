@@ -8,6 +8,11 @@
 //        mix/flat ratio (what the markup costs over the same length) and markdown-it's CommonMark
 //        renderer on the same contents (the floor: bench/render-floor.ts); then µs per message
 //        by stage, in process (bench/send-inprocess.ts; BENCH_SPLIT_N messages, 0: none).
+//        --floor: every server runs as `node dist/parley.cjs` (npm run build first), and a second
+//        server beside it, a copy of the bundle whose renderMessage only HTML-escapes the content
+//        into one <p> (bench/render-floor-bundle.ts), gets the mix and plain too ("floor-mix",
+//        "floor-plain") in the same alternating rounds: what any renderer could at best reach on
+//        this server, and the mix's length alone with nothing rendered.
 //  read: GET /messages (100 newest, channel + topic narrow) and full-text search on a database of
 //        1,000,000 messages; p50/p95 latencies.
 // The server runs as its own process (rate limits off); the load comes from this process.
@@ -29,6 +34,7 @@ import { openDatabase } from '../src/db/open';
 import { sendContent, type ContentKind, type MixContext } from './send-content';
 import { sendSplit, splitTable } from './send-inprocess';
 import { commonmarkFloor, floorLine } from './render-floor';
+import { renderFloorBundle } from './render-floor-bundle';
 
 const root = path.join(__dirname, '..');
 
@@ -103,8 +109,10 @@ function fill(s: Seeded, count: number): void {
   app.close();
 }
 
-function startServer(dir: string): Promise<ServerProcess> {
-  const proc = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', path.join(root, 'src/main.ts'), 'serve', '--data-dir', dir, '--port', '0', '--no-rate-limits'], {
+/** The server on `dir`: under tsx from src/, or `bundle` (a dist/parley.cjs) when given. */
+function startServer(dir: string, bundle?: string): Promise<ServerProcess> {
+  const entry = bundle ? [bundle] : ['--import', 'tsx', path.join(root, 'src/main.ts')];
+  const proc = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...entry, 'serve', '--data-dir', dir, '--port', '0', '--no-rate-limits'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return whenListening(proc);
@@ -117,6 +125,8 @@ const request = (port: number, auth: string, method: string, p: string, body?: s
 const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
 interface SendPhase {
+  /** The content, or floor-mix: the mix on the floor server. */
+  label: string;
   kind: ContentKind;
   rate: number;
   ok: number;
@@ -127,8 +137,17 @@ interface SendPhase {
   clientCpu: number;
 }
 
+/** A running server with its data and the sender's credentials. */
+interface Target {
+  s: Seeded;
+  port: number;
+  pid: number;
+  auth: string;
+}
+
 /** `clients` keep-alive clients post `kind` messages for `seconds`; the rate is committed messages per second. */
-async function sendPhase(port: number, auth: string, s: Seeded, kind: ContentKind, seconds: number, clients: number, pid: number, next: { i: number }): Promise<SendPhase> {
+async function sendPhase(t: Target, label: string, kind: ContentKind, seconds: number, clients: number, next: { i: number }): Promise<SendPhase> {
+  const { s, port, pid, auth } = t;
   const mix: MixContext = { mentionable: s.mentionable, channel: 'bench' };
   let ok = 0;
   let failed = 0;
@@ -148,7 +167,7 @@ async function sendPhase(port: number, auth: string, s: Seeded, kind: ContentKin
   );
   const elapsed = (Date.now() - started) / 1000;
   const clientUsage = process.cpuUsage(clientCpu0);
-  return { kind, rate: ok / elapsed, ok, failed, elapsed, serverCpu: (cpuSeconds(pid) - serverCpu0) / elapsed, clientCpu: (clientUsage.user + clientUsage.system) / 1e6 / elapsed };
+  return { label, kind, rate: ok / elapsed, ok, failed, elapsed, serverCpu: (cpuSeconds(pid) - serverCpu0) / elapsed, clientCpu: (clientUsage.user + clientUsage.system) / 1e6 / elapsed };
 }
 
 const median = (xs: number[]) => {
@@ -158,18 +177,32 @@ const median = (xs: number[]) => {
 
 function phaseLine(p: SendPhase): string {
   return (
-    `${p.kind.padEnd(5)} ${p.elapsed.toFixed(1)} s: ${p.rate.toFixed(0)} messages/s (${p.ok} ok, ${p.failed} failed), ` +
+    `${p.label.padEnd(9)} ${p.elapsed.toFixed(1)} s: ${p.rate.toFixed(0)} messages/s (${p.ok} ok, ${p.failed} failed), ` +
     `server CPU ${(p.serverCpu * 100).toFixed(0)} % (${((p.serverCpu / p.rate) * 1e6).toFixed(0)} µs per message), load generator CPU ${(p.clientCpu * 100).toFixed(0)} %`
   );
 }
 
-async function benchSend(contentArg: string, rounds: number): Promise<void> {
+async function startTarget(s: Seeded, bundle?: string): Promise<Target & { proc: ServerProcess['proc'] }> {
+  const { proc, port } = await startServer(s.dir, bundle);
+  return { s, port, pid: proc.pid as number, auth: 'Basic ' + Buffer.from(`${s.email}:${s.apiKey}`).toString('base64'), proc };
+}
+
+async function benchSend(contentArg: string, rounds: number, withFloor: boolean): Promise<void> {
   const s = seed(50);
-  const { proc, port } = await startServer(s.dir);
-  const pid = proc.pid as number;
-  const auth = 'Basic ' + Buffer.from(`${s.email}:${s.apiKey}`).toString('base64');
+  const bundle = path.join(root, 'dist', 'parley.cjs');
+  if (withFloor && !fs.existsSync(bundle)) throw new Error('--floor runs dist/parley.cjs: npm run build first');
+  const floorFile = withFloor ? renderFloorBundle(bundle) : null;
+  const main = await startTarget(s, withFloor ? bundle : undefined);
+  // The floor server has its own data directory, seeded alike, so neither's rows slow the other.
+  const floorSeed = floorFile ? seed(50) : null;
+  const floor = floorFile && floorSeed ? await startTarget(floorSeed, floorFile) : null;
+  const { port, pid } = main;
   const kinds: ContentKind[] = contentArg === 'both' ? ['plain', 'mix'] : (contentArg.split(',') as ContentKind[]);
-  const several = kinds.length > 1;
+  // What each round runs: the contents on Parley, then the mix on the floor server.
+  const runs: { label: string; kind: ContentKind; target: Target }[] = kinds.map((k) => ({ label: k as string, kind: k, target: main }));
+  // The floor server gets plain too: floor-mix − floor-plain is the mix's length alone, with nothing rendered.
+  if (floor) runs.push({ label: 'floor-mix', kind: 'mix', target: floor }, { label: 'floor-plain', kind: 'plain', target: floor });
+  const several = runs.length > 1;
   const seconds = Number(process.env.BENCH_SECONDS ?? (several ? 5 : 10));
   const clients = 16;
   // BENCH_LISTENERS: that many other subscribers hold an event queue for messages and long-poll it
@@ -195,14 +228,14 @@ async function benchSend(contentArg: string, rounds: number): Promise<void> {
   const next = { i: 0 };
   const phases: SendPhase[] = [];
   if (several) {
-    // Both contents once, unmeasured: the renderer's code and the JIT warm up before the rounds.
-    for (const k of kinds) await sendPhase(port, auth, s, k, 2, clients, pid, next);
+    // Every run once, unmeasured: the renderer's code and the JIT warm up before the rounds.
+    for (const r of runs) await sendPhase(r.target, r.label, r.kind, 2, clients, next);
   }
   const started = Date.now();
   for (let r = 0; r < (several ? rounds : 1); r++) {
     // The order alternates by round, so no content always runs first (after a checkpoint, say).
-    for (const k of r % 2 ? [...kinds].reverse() : kinds) {
-      const p = await sendPhase(port, auth, s, k, seconds, clients, pid, next);
+    for (const run of r % 2 ? [...runs].reverse() : runs) {
+      const p = await sendPhase(run.target, run.label, run.kind, seconds, clients, next);
       phases.push(p);
       console.log(`  round ${r + 1}: ${phaseLine(p)}`);
     }
@@ -211,49 +244,96 @@ async function benchSend(contentArg: string, rounds: number): Promise<void> {
   if (listeners) {
     polling = false;
     // One more message wakes the parked polls so they can see the end.
-    await request(port, auth, 'POST', '/api/v1/messages', new URLSearchParams({ type: 'stream', to: String(s.streamId), topic: 'end', content: 'end' }).toString());
+    await request(port, main.auth, 'POST', '/api/v1/messages', new URLSearchParams({ type: 'stream', to: String(s.streamId), topic: 'end', content: 'end' }).toString());
     await Promise.all(polls);
   }
-  proc.kill('SIGINT'); // SIGINT lets --cpu-prof (BENCH_NODE_ARGS) write its profile
-  await new Promise((r) => proc.once('exit', r));
-  const med = (k: ContentKind) => {
-    const ps = phases.filter((p) => p.kind === k);
+  for (const t of floor ? [main, floor] : [main]) {
+    t.proc.kill('SIGINT'); // SIGINT lets --cpu-prof (BENCH_NODE_ARGS) write its profile
+    await new Promise((r) => t.proc.once('exit', r));
+  }
+  if (floorFile) fs.rmSync(floorFile, { force: true });
+  const med = (label: string) => {
+    const ps = phases.filter((p) => p.label === label);
     const rates = ps.map((p) => p.rate);
-    return { rate: median(rates), min: Math.min(...rates), max: Math.max(...rates), cpuPerMsg: median(ps.map((p) => (p.serverCpu / p.rate) * 1e6)) };
+    const us = ps.map((p) => (p.serverCpu / p.rate) * 1e6);
+    return { rate: median(rates), min: Math.min(...rates), max: Math.max(...rates), cpuPerMsg: median(us), cpuMin: Math.min(...us), cpuMax: Math.max(...us) };
   };
-  console.log(`POST /messages, 50 subscribers, ${clients} clients, ${phases.length} phases of ${seconds} s, load average ${os.loadavg()[0].toFixed(2)}:`);
-  for (const k of kinds) {
-    const m = med(k);
+  const server = withFloor ? 'node dist/parley.cjs' : 'tsx src/main.ts';
+  console.log(`POST /messages, 50 subscribers, ${clients} clients, ${phases.length} phases of ${seconds} s, server ${server}, load average ${os.loadavg()[0].toFixed(2)}:`);
+  for (const r of runs) {
+    const m = med(r.label);
     console.log(
-      `  ${k.padEnd(5)} median ${m.rate.toFixed(0)} messages/s (${m.min.toFixed(0)}–${m.max.toFixed(0)} over ${phases.filter((p) => p.kind === k).length}), server CPU ${m.cpuPerMsg.toFixed(0)} µs per message; ` +
-        `target >= 7000: ${m.rate >= 7000 ? 'PASS' : 'FAIL'}`,
+      `  ${r.label.padEnd(9)} median ${m.rate.toFixed(0)} messages/s (${m.min.toFixed(0)}–${m.max.toFixed(0)} over ${phases.filter((p) => p.label === r.label).length}), ` +
+        `server CPU ${m.cpuPerMsg.toFixed(0)} µs per message (${m.cpuMin.toFixed(0)}–${m.cpuMax.toFixed(0)}); target >= 7000: ${m.rate >= 7000 ? 'PASS' : 'FAIL'}`,
     );
   }
-  if (kinds.includes('plain') && kinds.includes('mix')) {
-    // Each round's own ratio, so that a slow stretch of the machine hits both contents of a round.
+  /** Each round's own ratio of two runs' rates, so that a slow stretch of the machine hits both. */
+  const perRound = (a: string, b: string) => {
     const ratios: number[] = [];
     for (let r = 0; r < rounds; r++) {
-      const inRound = phases.slice(r * kinds.length, (r + 1) * kinds.length);
-      const plain = inRound.find((p) => p.kind === 'plain') as SendPhase;
-      const mixed = inRound.find((p) => p.kind === 'mix') as SendPhase;
-      ratios.push(mixed.rate / plain.rate);
+      const inRound = phases.slice(r * runs.length, (r + 1) * runs.length);
+      const pa = inRound.find((p) => p.label === a);
+      const pb = inRound.find((p) => p.label === b);
+      if (pa && pb) ratios.push(pa.rate / pb.rate);
     }
-    const ratio = med('mix').rate / med('plain').rate;
-    console.log(
-      `  mix/plain ratio of medians ${(ratio * 100).toFixed(1)} % (per round ${ratios.map((x) => (x * 100).toFixed(1)).join(', ')} %); target >= 90 %: ${ratio >= 0.9 ? 'PASS' : 'FAIL'}`,
-    );
+    return ratios;
+  };
+  const has = (label: string) => runs.some((r) => r.label === label);
+  // Two ratios to plain: of the median rates, and of the server CPU per message (plain's over the
+  // run's: the rate ratio when the server has a whole core). On a shared machine a round in which the
+  // server got less of a core moves the rates, the CPU per message much less.
+  const overPlain = (label: string) => {
+    const ratio = med(label).rate / med('plain').rate;
+    const cpuRatio = med('plain').cpuPerMsg / med(label).cpuPerMsg;
+    const us = med(label).cpuPerMsg - med('plain').cpuPerMsg;
+    return {
+      ratio,
+      cpuRatio,
+      line:
+        `${(label + '/plain').padEnd(15)} rate ${(ratio * 100).toFixed(1)} % (per round ${perRound(label, 'plain').map((x) => (x * 100).toFixed(1)).join(', ')} %), ` +
+        `CPU ${(cpuRatio * 100).toFixed(1)} %; server CPU ${us >= 0 ? '+' : ''}${us.toFixed(0)} µs per message over plain`,
+    };
+  };
+  if (has('plain') && has('mix')) {
+    const { ratio, cpuRatio, line } = overPlain('mix');
+    console.log(`  ${line}; target >= 90 %: rate ${ratio >= 0.9 ? 'PASS' : 'FAIL'}, CPU ${cpuRatio >= 0.9 ? 'PASS' : 'FAIL'}`);
+  }
+  if (has('plain') && has('floor-mix')) console.log(`  ${overPlain('floor-mix').line} (the mix with a renderer that only escapes)`);
+  if (has('plain') && has('flat')) console.log(`  ${overPlain('flat').line} (the mix's length alone, rendered)`);
+  if (has('floor-plain') && has('floor-mix')) {
+    const us = med('floor-mix').cpuPerMsg - med('floor-plain').cpuPerMsg;
+    console.log(`  floor-mix over floor-plain: server CPU ${us >= 0 ? '+' : ''}${us.toFixed(0)} µs per message (the mix's length alone, nothing rendered); plain over floor-plain ${(med('plain').cpuPerMsg - med('floor-plain').cpuPerMsg).toFixed(0)} µs (Parley's renderer on plain)`);
   }
   // What formatting costs over the same length (flat is the mix's text without its markup), beside
   // what it costs at least: the goals' floor lines.
-  if (kinds.includes('flat') && kinds.includes('mix')) {
+  if (has('flat') && has('mix')) {
     const ratio = med('mix').rate / med('flat').rate;
     const cpu = med('mix').cpuPerMsg - med('flat').cpuPerMsg;
-    const overPlain = kinds.includes('plain') ? `, flat over plain +${(med('flat').cpuPerMsg - med('plain').cpuPerMsg).toFixed(0)} µs (length alone)` : '';
-    console.log(`  mix/flat ratio of medians ${(ratio * 100).toFixed(1)} %; server CPU mix over flat +${cpu.toFixed(0)} µs per message (the markup)${overPlain}`);
+    console.log(`  mix/flat ratio of medians ${(ratio * 100).toFixed(1)} %; server CPU mix over flat +${cpu.toFixed(0)} µs per message (the markup)`);
   }
-  console.log(`  ${floorLine(commonmarkFloor(kinds, { mentionable: s.mentionable, channel: 'bench' }))}`);
+  const commonmark = commonmarkFloor(kinds, { mentionable: s.mentionable, channel: 'bench' });
+  console.log(`  ${floorLine(commonmark)}`);
+  if (has('plain') && has('floor-mix')) {
+    // The goal asks the mix for 90 % of plain's rate. If the mix on a server that renders nothing
+    // does not reach it, no renderer on this design can; if it does, what is left between the two is
+    // all a renderer may spend on the mix's markup.
+    const plainUs = med('plain').cpuPerMsg;
+    const allowed = plainUs / 0.9 - plainUs;
+    const fm = overPlain('floor-mix');
+    const budget = plainUs / 0.9 - med('floor-mix').cpuPerMsg;
+    const cm = commonmark.get('mix');
+    const verdict = (r: number, what: string) =>
+      r < 0.9 ? `OUT OF REACH FOR ANY RENDERER ON THIS DESIGN (${what} ${(r * 100).toFixed(1)} % < 90 %)` : `within reach of the floor (${what} ${(r * 100).toFixed(1)} %)`;
+    console.log(
+      `  the 90 % goal allows the mix +${allowed.toFixed(0)} µs per message over plain; the floor-mix costs ${(med('floor-mix').cpuPerMsg - plainUs).toFixed(0)} µs: ` +
+        `by CPU ${verdict(fm.cpuRatio, 'floor-mix/plain')}, by rate ${verdict(fm.ratio, 'floor-mix/plain')}; ` +
+        `a renderer may spend at most ${budget.toFixed(0)} µs more than escaping on the mix` +
+        (cm !== undefined ? ` (markdown-it's CommonMark renderer alone needs ${cm.toFixed(1)} µs on it)` : ''),
+    );
+  }
   if (listeners) console.log(`  ${listeners} event queues long-polling: ${eventsReceived} message events received (${(eventsReceived / elapsed).toFixed(0)}/s)`);
   fs.rmSync(s.dir, { recursive: true, force: true });
+  if (floorSeed) fs.rmSync(floorSeed.dir, { recursive: true, force: true });
   // Where a send's time goes, per content: in this process, without HTTP (bench/send-inprocess.ts).
   const splitN = Number(process.env.BENCH_SPLIT_N ?? 4000);
   if (splitN > 0) {
@@ -341,7 +421,7 @@ async function main(): Promise<void> {
   const which = process.argv[2] ?? 'all';
   const content = flag('--content') ?? 'plain,flat,mix';
   if (content !== 'both' && !content.split(',').every((k) => ['plain', 'mix', 'flat'].includes(k))) throw new Error('--content plain|mix|flat|both or a list (plain,flat,mix)');
-  if (which === 'send' || which === 'all') await benchSend(content, Number(flag('--rounds') ?? 3));
+  if (which === 'send' || which === 'all') await benchSend(content, Number(flag('--rounds') ?? 3), process.argv.includes('--floor'));
   if (which === 'read' || which === 'all') await benchRead();
   agent.destroy();
 }

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createApp } from '../src/app';
+import { createApp, type App } from '../src/app';
 import { configFromEnv } from '../src/config';
 import { doCreateRealm } from '../src/actions/realm';
 import { doCreateUser } from '../src/actions/users';
@@ -104,7 +104,8 @@ export interface SendSplit {
  * renderMessage), and a small check inlined into doSendMessage's body counts as a write. (Turning
  * inlining off instead made markdown-it three times slower: the split would be of another program.)
  */
-export async function sendSplit(kinds: ContentKind[], n: number): Promise<SendSplit[]> {
+/** A temporary organization of 50 users, all subscribed to channel "bench", as the send benchmarks use. */
+export function benchApp(): { app: App; dir: string; ownerRow: UserRow; stream: { id: number }; mix: { mentionable: string[]; channel: string } } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-send-'));
   const config = configFromEnv({});
   config.dataDir = dir;
@@ -123,8 +124,12 @@ export async function sendSplit(kinds: ContentKind[], n: number): Promise<SendSp
     for (const id of ids) if (id !== owner.userId) sub.run(id, stream.id);
   });
   app.batch.commit();
+  return { app, dir, ownerRow, stream, mix: { mentionable, channel: 'bench' } };
+}
+
+export async function sendSplit(kinds: ContentKind[], n: number): Promise<SendSplit[]> {
+  const { app, dir, ownerRow, stream, mix } = benchApp();
   if (process.env.DROP) for (const ix of process.env.DROP.split(',')) app.db.exec(`DROP INDEX ${ix}`);
-  const mix = { mentionable, channel: 'bench' };
   let next = 0;
   const run = (kind: ContentKind, count: number) => {
     for (let i = 0; i < count; i += 16) {
