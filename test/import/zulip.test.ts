@@ -332,6 +332,9 @@ describe('parley import of a Zulip export: HTML not of the kind Zulip writes', (
         m[1].rendered_content = '<p><strong>Iago</strong> created this channel.<img src="x" onerror="alert(document.cookie)"></p>';
         m[2].rendered_content = '<p><a href="jav&#x09;ascript:alert(1)">a secret between us</a></p>';
         m[0].edit_history = JSON.stringify([{ user_id: IDS.hamlet, timestamp: 1_700_000_030, prev_content: 'Helo', prev_rendered_content: '<p>Helo<script>alert(1)</script></p>', prev_rendered_content_version: 1 }]);
+        const realm = f['realm.json'];
+        realm.zerver_stream[0].rendered_description = `<p onmouseover="alert(1)">${realm.zerver_stream[0].description}</p>`;
+        realm.zerver_customprofilefieldvalue[0].rendered_value = '<p><a href="javascript:alert(1)">he/him</a></p>';
       }),
     );
     assert.equal(r.code, 0, r.stderr);
@@ -354,6 +357,10 @@ describe('parley import of a Zulip export: HTML not of the kind Zulip writes', (
       ]);
       const history = JSON.parse(db.prepare('SELECT edit_history FROM message WHERE id = 1000').pluck().get() as string);
       assert.equal(history[0].prev_rendered_content, '<p>Helo</p>');
+      // Descriptions and profile values too: rendered here from their text.
+      const first = db.prepare('SELECT description, rendered_description FROM stream WHERE id = ?').get(STREAMS.general) as { description: string; rendered_description: string };
+      assert.deepEqual(first, { description: first.description, rendered_description: `<p>${first.description}</p>` });
+      assert.equal(db.prepare('SELECT rendered_value FROM custom_profile_field_value WHERE field_id = 3').pluck().get(), '<p>he/him</p>');
     } finally {
       db.close();
     }
