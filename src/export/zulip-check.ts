@@ -45,6 +45,20 @@ interface PendingRef {
   value: number;
 }
 
+/**
+ * The waiting references of one field of one table of one file, kept as two lists of numbers (the
+ * row, the id) rather than an object and a string each: realm.json's reactions all wait for the
+ * message files, a fifth of the messages' number of them.
+ */
+interface PendingField {
+  file: string;
+  t: string;
+  field: string;
+  table: TableName;
+  rows: number[];
+  values: number[];
+}
+
 export interface CheckerOptions {
   /**
    * Zulip's own exports carry many more tables and fields than Parley writes (and than it reads):
@@ -60,12 +74,16 @@ export class ExportChecker {
   /** Ids seen per table. */
   private ids = new Map<TableName, Set<number>>();
   private pending: PendingRef[] = [];
+  private pendingFields = new Map<string, PendingField>();
   /** Row counts per table, over all files. */
   readonly counts: Partial<Record<TableName, number>> = {};
   private realmEmojiNames = new Map<number, string>();
   private uploadPaths = new Set<string>();
   private attachmentPaths: { where: string; path: string }[] = [];
   private seen = new Set<FileKind | string>();
+  /** Tables whose every id is known (seal()): a reference into one is checked at once, not at finish(). */
+  private sealed = new Set<TableName>();
+  private accountsMerged = false;
 
   private problem(msg: string): void {
     // Enough to act on without flooding: the first 200.
@@ -150,6 +168,32 @@ export class ExportChecker {
     }
   }
 
+  private waitFor(at: RowAt, field: string, table: TableName, value: number): void {
+    const key = `${at.file}\u0000${at.t}\u0000${field}`;
+    let p = this.pendingFields.get(key);
+    if (!p) this.pendingFields.set(key, (p = { file: at.file, t: at.t, field, table, rows: [], values: [] }));
+    p.rows.push(at.i);
+    p.values.push(value);
+  }
+
+  /** Reports the waiting references into `tables` (all when absent) that resolve to no id, and forgets them. */
+  private resolvePending(tables?: ReadonlySet<TableName>): void {
+    const still: PendingRef[] = [];
+    for (const ref of this.pending) {
+      if (tables && !tables.has(ref.table)) still.push(ref);
+      else if (!this.idsOf(ref.table).has(ref.value)) this.problem(`${ref.where}: ${ref.value} is not an id of ${ref.table}`);
+    }
+    this.pending = still;
+    for (const [key, p] of this.pendingFields) {
+      if (tables && !tables.has(p.table)) continue;
+      const ids = this.idsOf(p.table);
+      p.values.forEach((v, k) => {
+        if (!ids.has(v)) this.problem(`${p.file}: ${p.t}[${p.rows[k]}].${p.field}: ${v} is not an id of ${p.table}`);
+      });
+      this.pendingFields.delete(key);
+    }
+  }
+
   /** Where a field is, for a message. */
   private static fieldAt(at: string | RowAt, name: string): string {
     return typeof at === 'string' ? at : `${at.file}: ${at.t}[${at.i}].${name}`;
@@ -183,7 +227,11 @@ export class ExportChecker {
     if (!ok) return this.problem(`${ExportChecker.fieldAt(at, name)}: ${brief(v)} is not of type ${f.type}`);
     // Resolved at once when the target row is known already (realm.json is read before the message
     // files): only the rest waits for finish(), so the pending list does not grow with the history.
-    if (f.fk && typeof v === 'number' && !this.idsOf(f.fk).has(v)) this.pending.push({ where: ExportChecker.fieldAt(at, name), table: f.fk, value: v });
+    if (f.fk && typeof v === 'number' && !this.idsOf(f.fk).has(v)) {
+      if (this.sealed.has(f.fk)) this.problem(`${ExportChecker.fieldAt(at, name)}: ${v} is not an id of ${f.fk}`);
+      else if (typeof at === 'string') this.pending.push({ where: at, table: f.fk, value: v });
+      else this.waitFor(at, name, f.fk, v);
+    }
   }
 
   /** The rules that are not one field's. */
@@ -226,9 +274,10 @@ export class ExportChecker {
     });
   }
 
-  /** The checks that need every file: call once, after all of them. Returns the problems. */
-  finish(): string[] {
-    for (const kind of ['realm.json', 'attachment.json'] as const) if (!this.seen.has(kind)) this.problem(`${kind} is missing`);
+  /** Adds the accounts and recipients realm.json lists apart to the ids they stand beside (once). */
+  private mergeAccounts(): void {
+    if (this.accountsMerged) return;
+    this.accountsMerged = true;
     // A Zulip user id may also be one of the cross-realm or mirror-dummy accounts.
     const users = this.idsOf('zerver_userprofile');
     for (const t of ['zerver_userprofile_crossrealm', 'zerver_userprofile_mirrordummy'] as const) for (const id of this.idsOf(t)) users.add(id);
@@ -240,9 +289,25 @@ export class ExportChecker {
       if (recipients.has(id)) this.problem(`realm.json: zerver_userprofile_crossrealm recipient_id ${id} is also an id of zerver_recipient`);
       recipients.add(id);
     }
-    for (const ref of this.pending) {
-      if (!this.idsOf(ref.table).has(ref.value)) this.problem(`${ref.where}: ${ref.value} is not an id of ${ref.table}`);
-    }
+  }
+
+  /**
+   * After realm.json and attachment.json: every table they hold is complete, so a message file's
+   * reference into one (a sender, a recipient, a client) is checked as the file is, and an importer
+   * may write each message file right after checking it (one parse per file). The references into
+   * messages (reactions, attachments) still wait for finish().
+   */
+  seal(): void {
+    this.mergeAccounts();
+    for (const t of TABLE_NAMES) if (TABLES[t].file === 'realm.json' || TABLES[t].file === 'attachment.json') this.sealed.add(t);
+    this.resolvePending(this.sealed);
+  }
+
+  /** The checks that need every file: call once, after all of them. Returns the problems. */
+  finish(): string[] {
+    for (const kind of ['realm.json', 'attachment.json'] as const) if (!this.seen.has(kind)) this.problem(`${kind} is missing`);
+    this.mergeAccounts();
+    this.resolvePending();
     for (const c of this.emojiNameChecks) {
       const name = this.realmEmojiNames.get(c.id);
       if (name !== undefined && name !== c.name) this.problem(`${c.where}.emoji_name: ${c.name} is not the name of realm emoji ${c.id} (${name})`);

@@ -69,25 +69,31 @@ function messageFiles(root: string): string[] {
  * A full garbage collection, on demand. Each message file's rows live through its write, so V8 moves
  * them to the old generation, and with nothing else to run it lets the garbage of hundreds of files
  * pile up before collecting it: 1,000,000 messages peaked at 526 MB of RSS against about 40 MB of live
- * heap. Collecting every GC_EVERY_FILES files (a few hundred milliseconds in all) keeps the peak flat.
+ * heap. Collecting every GC_EVERY_FILES files (about a second in all) keeps the peak flat.
  * The command's own process only: `parley import` ends when the import does.
  */
 function fullCollector(): () => void {
   v8.setFlagsFromString('--expose-gc');
   return vm.runInNewContext('gc') as () => void;
 }
-const GC_EVERY_FILES = 25;
+const GC_EVERY_FILES = 10;
 
-/** Checks every file against Zulip's format; throws ImportError listing what is wrong. */
-function check(root: string, collect: () => void): void {
+/** The checker's problems as one ImportError. */
+function refuse(problems: string[]): never {
+  const shown = problems.slice(0, 20);
+  throw new ImportError(`the export is not what Zulip's exporter writes:\n  ${shown.join('\n  ')}${problems.length > shown.length ? `\n  ... and ${problems.length - shown.length} more` : ''}`);
+}
+
+/**
+ * Checks realm.json, attachment.json and the folders' records against Zulip's format, before anything
+ * is written; throws ImportError listing what is wrong. The message files are checked one by one as
+ * they are read for writing (one parse each: importZulip), and what refers across files (reactions and
+ * attachments to messages) at the end: whatever fails, the staging directory goes with all of it.
+ */
+function checkRealm(root: string): ExportChecker {
   const checker = new ExportChecker({ allowUnknown: true });
   checker.file('realm.json', readJson(root, 'realm.json'));
   checker.file('attachment.json', readJson(root, 'attachment.json'));
-  // One at a time: only the ids stay (for the references between files).
-  messageFiles(root).forEach((f, i) => {
-    checker.file(f, readJson(root, f));
-    if ((i + 1) % GC_EVERY_FILES === 0) collect();
-  });
   for (const folder of Object.keys(RECORDS) as RecordsSpec['folder'][]) {
     const rel = `${folder}/records.json`;
     if (!fs.existsSync(path.join(root, rel))) continue;
@@ -96,11 +102,9 @@ function check(root: string, collect: () => void): void {
       return st !== undefined && st.isFile();
     });
   }
-  const problems = checker.finish();
-  if (problems.length > 0) {
-    const shown = problems.slice(0, 20);
-    throw new ImportError(`the export is not what Zulip's exporter writes:\n  ${shown.join('\n  ')}${problems.length > shown.length ? `\n  ... and ${problems.length - shown.length} more` : ''}`);
-  }
+  checker.seal();
+  if (checker.problems.length > 0) refuse(checker.problems);
+  return checker;
 }
 
 async function importZulip(app: App, file: string, opts: { realmName: string }) {
@@ -110,8 +114,7 @@ async function importZulip(app: App, file: string, opts: { realmName: string }) 
   const files = await unpackTarGz(file, unpacked);
   const root = findRoot(unpacked, files);
   const collect = fullCollector();
-  check(root, collect);
-  collect();
+  let checker: ExportChecker | null = checkRealm(root);
 
   let realmData: Row | null = readJson(root, 'realm.json') as Row;
   const z: ZulipImport = {
@@ -142,22 +145,34 @@ async function importZulip(app: App, file: string, opts: { realmName: string }) 
   });
   // Not held while the history streams through: realm.json's tables (its reactions alone are a
   // fifth of the messages' number) would stay in memory for nothing; it is read again at the end.
+  // (The checker keeps the ids it needs: a set of message ids, a few bytes each.)
   realmData = null;
   let messages = 0;
   let rows = 0;
   let filesDone = 0;
   for (const f of messageFiles(root)) {
     const data = readJson(root, f) as Row;
-    app.batch.write(() => {
-      const n = writeMessageFile(z, f, data);
-      messages += n.messages;
-      rows += n.rows;
-    });
-    app.batch.commit();
+    const check = checker as ExportChecker;
+    check.file(f, data);
+    // Once anything is wrong the rest is only checked (all is thrown away below), so that the
+    // message names every problem, as a check before writing would.
+    if (check.problems.length === 0) {
+      app.batch.write(() => {
+        const n = writeMessageFile(z, f, data);
+        messages += n.messages;
+        rows += n.rows;
+      });
+      app.batch.commit();
+    }
     // Its files are done with: the disk they took is given back as the import goes.
     fs.rmSync(path.join(root, f));
     if (++filesDone % GC_EVERY_FILES === 0) collect();
   }
+  const problems = checker.finish();
+  if (problems.length > 0) refuse(problems);
+  // Its ids (one per message) are not needed while realm.json is read again.
+  checker = null;
+  collect();
   app.batch.write(() => {
     // After the messages they point to (foreign keys): realm.json read again for its reactions.
     z.counts.reactions = writeReactions(z, readJson(root, 'realm.json') as Row);
