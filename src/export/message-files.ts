@@ -2,6 +2,7 @@
 // its per-user rows (stored ones and the ones Parley's usermessage_cursor scheme leaves implied).
 import { bool, clientId, directRecipient, secs, type Context, type Db, type Put, type Row } from './context';
 import { keepMessage, keepUserMessages } from './filter';
+import { putBytes, putInt } from '../lib/byte-writers';
 import { MESSAGE_CHUNK_SIZE, messageFileName } from './zulip-format';
 
 /** Parley's usermessage flag bits (schema.sql) to Zulip's bitfield: bits 7 and up move up two (Zulip keeps two retired flags there). */
@@ -51,19 +52,12 @@ class AsciiOut {
   }
   bytes(b: Buffer): void {
     this.room(b.length);
-    this.len += b.copy(this.buf, this.len);
+    this.len = putBytes(this.buf, this.len, b);
   }
   /** A non-negative integer's decimal digits. */
   int(n: number): void {
     this.room(16);
-    let digits = 1;
-    for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
-    let at = this.len + digits;
-    this.len = at;
-    do {
-      this.buf[--at] = 48 + (n % 10);
-      n = Math.floor(n / 10);
-    } while (n > 0);
+    this.len = putInt(this.buf, this.len, n);
   }
 }
 

@@ -4,6 +4,7 @@
 // writing them on the event loop cost a request ~1.3 µs of its ~11.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { putBytes, putInt } from './byte-writers';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -245,11 +246,6 @@ const J_IP = bytes(',"ip":');
 const J_END = bytes('}\n');
 const NULL = bytes('null');
 
-function putBytes(b: Buffer, o: number, piece: Uint8Array): number {
-  b.set(piece, o);
-  return o + piece.length;
-}
-
 function putAscii(b: Buffer, o: number, s: string): number {
   for (let i = 0; i < s.length; i++) b[o + i] = s.charCodeAt(i);
   return o + s.length;
@@ -271,21 +267,6 @@ function putPlain(b: Buffer, o: number, s: string, space: boolean): number {
 
 function putUtf8(b: Buffer, o: number, s: string): number {
   return o + b.write(s, o);
-}
-
-/** A non-negative integer's decimal digits. */
-function putInt(b: Buffer, o: number, n: number): number {
-  if (n < 10) {
-    b[o] = 48 + n;
-    return o + 1;
-  }
-  let digits = 1;
-  for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
-  for (let i = o + digits - 1; i >= o; i--) {
-    b[i] = 48 + (n % 10);
-    n = Math.floor(n / 10);
-  }
-  return o + digits;
 }
 
 /** Milliseconds with two decimals ("1.05"), from integers: printing a double is slow in V8. */
