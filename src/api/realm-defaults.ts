@@ -21,7 +21,7 @@ export const realmDefaultsRoutes = [
         if (name === 'web_home_view' && value === 'recent_topics') value = 'recent';
         settings[name] = value;
       }
-      doUpdateRealmUserDefaults(app, user, settings, (realmId) => realmUserSettingsDefaults(app, realmId));
+      doUpdateRealmUserDefaults(app, user, settings, (realmId) => realmUserSettingsDefaults(app.db, realmId));
       return {};
     },
   }),

@@ -568,10 +568,10 @@ registerStateProvider('realm', (app, user, opts) => {
 const REALM_DEFAULTS_KEY = 'user_settings_defaults';
 
 /** The organization's defaults for new users: column defaults, overridden by PATCH /realm/user_settings_defaults. */
-export function realmUserSettingsDefaults(app: App, realmId: number): Record<string, unknown> {
-  const realm = getRealmById(app.db, realmId) as RealmRow | null;
+export function realmUserSettingsDefaults(db: Db, realmId: number): Record<string, unknown> {
+  const realm = getRealmById(db, realmId) as RealmRow | null;
   const stored = realm ? extraSettings(realm)[REALM_DEFAULTS_KEY] : undefined;
-  const out = settingDefaults(app.db);
+  const out = settingDefaults(db);
   if (stored && typeof stored === 'object' && !Array.isArray(stored)) {
     for (const [k, v] of Object.entries(stored)) if (k in out) out[k] = v;
   }
@@ -580,7 +580,7 @@ export function realmUserSettingsDefaults(app: App, realmId: number): Record<str
 
 registerStateProvider('realm_user_settings_defaults', (app, user) => ({
   realm_user_settings_defaults: {
-    ...realmUserSettingsDefaults(app, user.realm_id),
+    ...realmUserSettingsDefaults(app.db, user.realm_id),
     emojiset_choices: EMOJISET_CHOICES,
     available_notification_sounds: NOTIFICATION_SOUNDS,
   },

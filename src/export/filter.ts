@@ -10,6 +10,7 @@
 //   messages, private rows, settings, channel preferences. The others are mirror dummies.
 // `parley export` on the command line exports everything (Zulip's manage.py export) and has no filter.
 import type { Db } from './context';
+import { realmUserSettingsDefaults } from '../events/state';
 
 /** Zulip's RealmExport.EXPORT_PUBLIC and EXPORT_FULL_WITH_CONSENT (the types the API may ask for). */
 export const EXPORT_TYPE = { PUBLIC: 1, FULL_WITH_CONSENT: 2 } as const;
@@ -57,23 +58,12 @@ export function buildFilter(db: Db, realmId: number, type: ExportType): ExportFi
 }
 
 /**
- * What a new account of the organization starts with, as Zulip's RealmUserDefault: the user table's
- * column defaults, overridden by the organization's own (PATCH /realm/user_settings_defaults, kept
- * in realm.extra_settings under "user_settings_defaults": src/actions/realm-defaults.ts).
+ * What a new account of the organization starts with, as Zulip's RealmUserDefault: the
+ * organization's defaults for new users (realmUserSettingsDefaults: PATCH
+ * /realm/user_settings_defaults over the column defaults), over every other column's default.
  */
 function newUserDefaults(db: Db, realmId: number): Record<string, unknown> {
-  const out = columnDefaults(db, 'user');
-  const extra = db.prepare('SELECT extra_settings FROM realm WHERE id = ?').pluck().get(realmId) as string | null | undefined;
-  let changed: unknown;
-  try {
-    changed = extra ? (JSON.parse(extra) as Record<string, unknown>).user_settings_defaults : undefined;
-  } catch {
-    changed = undefined;
-  }
-  if (changed && typeof changed === 'object' && !Array.isArray(changed)) {
-    for (const [k, v] of Object.entries(changed)) if (k in out) out[k] = v;
-  }
-  return out;
+  return { ...columnDefaults(db, 'user'), ...realmUserSettingsDefaults(db, realmId) };
 }
 
 /** A table's column defaults as values (SQLite keeps each as SQL text: 'en', 0, NULL). */
