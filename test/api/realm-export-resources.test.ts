@@ -8,18 +8,7 @@ import path from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { createChannel, err, sendToChannel } from '../helpers/chat';
 import { queuedEvents, registerQueue } from '../helpers/events';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>): Promise<T> {
-  const end = Date.now() + 60_000;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+import { until } from '../helpers/wait';
 
 /** The pid of the export process working on `dataDir` (a child of this process, found through /proc). */
 function exportPid(dataDir: string): number | undefined {

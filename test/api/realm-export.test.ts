@@ -6,8 +6,6 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
-import tar from 'tar-stream';
 import { createApp } from '../../src/app';
 import { EXPORT_STATUS, failInterruptedExports, realmExportsSerialized } from '../../src/actions/realm-export';
 import { doCreateUser } from '../../src/actions/users';
@@ -17,40 +15,10 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/serv
 import { createChannel, err, sendDirect, sendToChannel, SUCCESS } from '../helpers/chat';
 import { queuedEvents, registerQueue } from '../helpers/events';
 import { runCli } from '../helpers/cli';
-
-/** Unpacks a .tar.gz held in memory: entry name (without the top directory) → bytes. */
-async function unpack(bytes: Buffer): Promise<Map<string, Buffer>> {
-  const files = new Map<string, Buffer>();
-  const extract = tar.extract();
-  const done = new Promise<void>((resolve, reject) => {
-    extract.on('entry', (header, stream, next) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: unknown) => chunks.push(c as Buffer));
-      stream.on('end', () => {
-        files.set(header.name.slice(header.name.indexOf('/') + 1), Buffer.concat(chunks));
-        next();
-      });
-    });
-    extract.on('finish', () => resolve());
-    extract.on('error', reject);
-  });
-  extract.end(zlib.gunzipSync(bytes));
-  await done;
-  return files;
-}
+import { readTarGz } from '../helpers/tarball';
+import { until } from '../helpers/wait';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits (up to 60 s) until `check` returns a value. */
-async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>): Promise<T> {
-  const end = Date.now() + 60_000;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 /** The export `id` as GET /export/realm lists it, once it is no longer pending. */
 async function finished(t: TestServer, id: number): Promise<any> {
@@ -231,7 +199,7 @@ describe('data exports', () => {
         assert.equal(res.status, 200);
         assert.equal(res.headers.get('content-disposition')?.startsWith('attachment'), true);
         const bytes = Buffer.from(await res.arrayBuffer());
-        tarball ??= await unpack(bytes);
+        tarball ??= await readTarGz(bytes, { withoutTopDir: true });
       }
       for (const who of ['hamlet', 'moderator', 'guest', 'bot'] as const) {
         const u = t.users[who];
@@ -317,7 +285,7 @@ describe('data exports', () => {
       const bytes = Buffer.from(
         await (await fetch(done.export_url, { headers: { authorization: 'Basic ' + Buffer.from(`${admin.email}:${admin.apiKey}`).toString('base64') } })).arrayBuffer(),
       );
-      const files = await unpack(bytes);
+      const files = await readTarGz(bytes, { withoutTopDir: true });
       const messages = JSON.parse(files.get('messages-000001.json')!.toString());
       // Hamlet (consenting) is in every conversation but the owners' lounge, which the consenting
       // owner reads (shared history): every message goes in.
@@ -348,7 +316,7 @@ describe('data exports', () => {
       assert.equal(res.status, 200, res.text);
       const done = await finished(t, res.body.id);
       const file = path.join(t.dataDir, 'exports', ...new URL(done.export_url).pathname.split('/').slice(3));
-      const files = await unpack(fs.readFileSync(file));
+      const files = await readTarGz(fs.readFileSync(file), { withoutTopDir: true });
       const messages = JSON.parse(files.get('messages-000001.json')!.toString());
       assert.deepEqual(
         messages.zerver_message.map((m: any) => m.id),

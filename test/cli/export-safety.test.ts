@@ -8,35 +8,13 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
-import tar from 'tar-stream';
 import { PASSWORD, startTestServer, type TestServer } from '../helpers/server';
 import { makeTempDirs, runCli } from '../helpers/cli';
 import { doCreatePasswordLink } from '../../src/actions/password-links';
+import { readTarGz } from '../helpers/tarball';
 
 const tmp = makeTempDirs('parley-export-safety-');
 let t: TestServer;
-
-/** Unpacks a .tar.gz into memory: entry name → bytes. */
-async function unpack(file: string): Promise<Map<string, Buffer>> {
-  const files = new Map<string, Buffer>();
-  const extract = tar.extract();
-  const done = new Promise<void>((resolve, reject) => {
-    extract.on('entry', (header, stream, next) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: unknown) => chunks.push(c as Buffer));
-      stream.on('end', () => {
-        files.set(header.name, Buffer.concat(chunks));
-        next();
-      });
-    });
-    extract.on('finish', () => resolve());
-    extract.on('error', reject);
-  });
-  fs.createReadStream(file).pipe(zlib.createGunzip()).pipe(extract as unknown as NodeJS.WritableStream);
-  await done;
-  return files;
-}
 
 const sha256 = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
@@ -124,7 +102,7 @@ describe('parley export: what leaves the box', () => {
     assert.equal(r.code, 0, r.stderr);
     // It holds private messages: not for other accounts of the machine, whatever the umask.
     assert.equal(fs.statSync(out).mode & 0o777, 0o600);
-    const files = await unpack(out);
+    const files = await readTarGz(fs.readFileSync(out));
     assert.ok(files.size > 5);
     for (const [name, bytes] of files) {
       const text = bytes.toString('latin1');
@@ -184,7 +162,7 @@ describe('parley export: where it writes', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(fs.readFileSync(elsewhere, 'utf8'), 'precious');
     assert.ok(fs.lstatSync(out).isFile());
-    assert.ok((await unpack(out)).has('org/realm.json'));
+    assert.ok((await readTarGz(fs.readFileSync(out))).has('org/realm.json'));
   });
 
   it('two exports to the same OUT at once: both finish, OUT is one whole tarball, no temporary file is left', async () => {
@@ -194,7 +172,7 @@ describe('parley export: where it writes', () => {
     const [a, b] = await Promise.all([exportTo(out), exportTo(out)]);
     assert.deepEqual([a.code, b.code], [0, 0], a.stderr + b.stderr);
     assert.deepEqual(fs.readdirSync(dir), ['org.tar.gz']);
-    const files = await unpack(out);
+    const files = await readTarGz(fs.readFileSync(out));
     assert.ok(files.has('org/realm.json') && files.has('org/stats.json'));
     assert.equal(fs.statSync(out).mode & 0o777, 0o600);
   });

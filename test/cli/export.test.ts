@@ -9,8 +9,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
-import tar from 'tar-stream';
 import { basicAuth, startTestServer, type TestServer, type TestUser } from '../helpers/server';
 import { createChannel, sendDirect, sendToChannel } from '../helpers/chat';
 import { multipart, type Part } from '../helpers/multipart';
@@ -20,34 +18,12 @@ import { ExportChecker } from '../../src/export/zulip-check';
 import { huddleHash } from '../../src/export/context';
 import { zulipFlags } from '../../src/export/message-files';
 import { MESSAGE_CHUNK_SIZE, RECORDS, USER_SETTING_TYPES, TABLES, TABLE_NAMES, ZULIP_USERMESSAGE_FLAGS, type TableName } from '../../src/export/zulip-format';
+import { readTarGz } from '../helpers/tarball';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 const tmp = makeTempDirs();
 let t: TestServer;
 let ids: Record<string, number> = {};
-
-/** Unpacks a .tar.gz into memory: entry name → bytes (test exports are small). */
-async function unpack(file: string): Promise<Map<string, Buffer>> {
-  const files = new Map<string, Buffer>();
-  const extract = tar.extract();
-  const done = new Promise<void>((resolve, reject) => {
-    extract.on('entry', (header, stream, next) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: unknown) => chunks.push(c as Buffer));
-      stream.on('end', () => {
-        assert.equal(header.type, 'file', header.name);
-        files.set(header.name, Buffer.concat(chunks));
-        next();
-      });
-      stream.resume();
-    });
-    extract.on('finish', () => resolve());
-    extract.on('error', reject);
-  });
-  fs.createReadStream(file).pipe(zlib.createGunzip()).pipe(extract as unknown as NodeJS.WritableStream);
-  await done;
-  return files;
-}
 
 async function multipartCall(user: TestUser, apiPath: string, parts: Part[]) {
   const { body, contentType } = multipart(parts);
@@ -159,7 +135,7 @@ describe('parley export', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, '');
     assert.match(r.stdout, /^export written to .*org-export\.tar\.gz \(\d+ messages in 2 files, \d+ users, \d+ channels\)\n$/);
-    files = await unpack(outFile);
+    files = await readTarGz(fs.readFileSync(outFile));
     json = (name) => JSON.parse(files.get(`org-export/${name}`)!.toString('utf8'));
   });
 
